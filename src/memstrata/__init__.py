@@ -1,5 +1,6 @@
 """memstrata: long-term memory for LLM agents."""
 
+from .aio import AsyncMemory
 from .config import RetrievalConfig
 from .errors import (
     EmbedderError,
@@ -18,6 +19,7 @@ from .memory import Memory
 from .models import Hit, HistoryEvent, MemoryKind, MemoryPage, MemoryRecord, Message
 
 __all__ = [
+    "AsyncMemory",
     "EmbedderError",
     "EmbeddingModelMismatchError",
     "Hit",

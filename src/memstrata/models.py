@@ -12,6 +12,7 @@ import json
 import math
 import os
 import re
+import threading
 import time
 import unicodedata
 from datetime import UTC, datetime
@@ -51,12 +52,18 @@ class MemoryKind(StrEnum):
     SUMMARY = "summary"
 
 
+_id_lock = threading.Lock()
+_last_id = 0
+
+
 def new_id() -> str:
     """A time-sortable unique id: a UUIDv7 (RFC 9562) as 32 lowercase hex digits.
 
-    Ids made later sort after ids made earlier (millisecond precision, random tail), so
-    the store can page by id and an id tells roughly when a record was made.
+    Ids made later sort after ids made earlier, also within one millisecond in one
+    process (RFC 9562 §6.2, method 2: the random tail is incremented), so the store can
+    page by id and list records in the order they were added.
     """
+    global _last_id
     ms = time.time_ns() // 1_000_000
     rand = int.from_bytes(os.urandom(10), "big")
     value = (ms & ((1 << 48) - 1)) << 80
@@ -64,6 +71,10 @@ def new_id() -> str:
     value |= ((rand >> 68) & 0xFFF) << 64  # rand_a, 12 bits
     value |= 0b10 << 62  # RFC 9562 variant
     value |= rand & ((1 << 62) - 1)  # rand_b, 62 bits
+    with _id_lock:
+        if value <= _last_id and (_last_id >> 80) == (value >> 80):
+            value = _last_id + 1  # same millisecond: keep order (rand_b has 62 bits of room)
+        _last_id = value
     return f"{value:032x}"
 
 

@@ -1,0 +1,155 @@
+"""Input validation at the public API boundary: each check names the offending field."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import ValidationError as PydanticValidationError
+
+from .errors import ValidationError
+from .models import (
+    MemoryKind,
+    Message,
+    to_utc,
+    validate_content,
+    validate_metadata,
+    validate_text_value,
+)
+
+MAX_ID_CHARS = 256
+MAX_MESSAGES = 10_000
+_MEMORY_ID = re.compile(r"^[0-9A-Za-z_\-:.]{1,128}$")
+MODES = ("hybrid", "vector", "keyword")
+ROLES = ("user", "assistant", "system", "tool")
+
+
+def content(value: Any, field: str = "content") -> str:
+    return validate_content(value, field)
+
+
+def metadata(value: Any, field: str = "metadata") -> dict[str, Any]:
+    return validate_metadata(value, field)
+
+
+def time(value: Any, field: str) -> datetime | None:
+    return to_utc(value, field)
+
+
+def utc_now(clock: Callable[[], datetime]) -> datetime:
+    now = to_utc(clock(), "clock")
+    assert now is not None
+    return now
+
+
+def scope_id(value: Any, field: str, *, required: bool = False) -> Any:
+    """A user/agent/session id: a non-blank string of at most 256 characters."""
+    if value is None:
+        if required:
+            raise ValidationError(field, "is required")
+        return None
+    if not isinstance(value, str):
+        raise ValidationError(field, f"must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise ValidationError(field, "must not be empty or whitespace only")
+    if len(value) > MAX_ID_CHARS:
+        raise ValidationError(field, f"is longer than {MAX_ID_CHARS} characters")
+    validate_text_value(value, field)
+    return value
+
+
+def memory_id(value: Any, field: str = "memory_id") -> str:
+    if not isinstance(value, str) or not _MEMORY_ID.match(value):
+        raise ValidationError(field, f"not a memory id: {value!r}")
+    return value
+
+
+def kind(value: Any, field: str = "kind") -> MemoryKind:
+    try:
+        return MemoryKind(value)
+    except ValueError as exc:
+        known = ", ".join(k.value for k in MemoryKind)
+        raise ValidationError(field, f"unknown kind {value!r}; use one of: {known}") from exc
+
+
+def importance(value: Any) -> float:
+    if value is None:
+        return 0.5
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError("importance", f"must be a number in [0, 1], got {value!r}")
+    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        raise ValidationError("importance", f"must be in [0, 1], got {value!r}")
+    return float(value)
+
+
+def limit(value: Any, field: str = "limit") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(field, f"must be a non-negative integer, got {value!r}")
+    if value < 0:
+        raise ValidationError(field, f"must be ≥ 0, got {value}")
+    return min(value, 10_000)
+
+
+def threshold(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValidationError("threshold", f"must be a finite number, got {value!r}")
+    return float(value)
+
+
+def mode(value: Any) -> Any:
+    if value not in MODES:
+        raise ValidationError("mode", f"must be one of {', '.join(MODES)}, got {value!r}")
+    return value
+
+
+def messages(value: Any) -> list[Message]:
+    """Normalise ``add``'s input into validated :class:`Message` objects."""
+    if isinstance(value, str | Message | dict):
+        return [_message(value, None)]
+    if not isinstance(value, Sequence):
+        raise ValidationError(
+            "messages", f"expected text, a message or a list, got {type(value).__name__}"
+        )
+    if not value:
+        raise ValidationError("messages", "must not be empty")
+    if len(value) > MAX_MESSAGES:
+        raise ValidationError("messages", f"at most {MAX_MESSAGES} messages per call")
+    return [_message(item, f"messages[{i}]") for i, item in enumerate(value)]
+
+
+def _message(item: Any, prefix: str | None) -> Message:
+    """One message; errors name ``content`` for a lone message, ``messages[i].content`` in a list."""
+
+    def name(sub: str) -> str:
+        return f"{prefix}.{sub}" if prefix else sub
+
+    field = prefix or "content"
+    if isinstance(item, str):
+        return Message(role="user", content=content(item, name("content")))
+    if isinstance(item, Message):
+        msg = item
+    elif isinstance(item, dict):
+        try:
+            msg = Message.model_validate(item)
+        except ValidationError as exc:  # raised by a field validator (timestamp)
+            raise ValidationError(name(exc.field or ""), str(exc).split(": ", 1)[-1]) from exc
+        except PydanticValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            raise ValidationError(name(loc) if loc else field, err["msg"]) from exc
+    else:
+        raise ValidationError(field, f"expected text or a message dict, got {type(item).__name__}")
+    content(msg.content, name("content"))
+    if msg.role not in ROLES:
+        raise ValidationError(name("role"), f"must be one of {', '.join(ROLES)}, got {msg.role!r}")
+    if msg.name is not None:
+        scope_id(msg.name, name("name"))
+    if msg.id is not None:
+        scope_id(msg.id, name("id"))
+    return msg
+

@@ -1,0 +1,74 @@
+"""``AsyncMemory``: the same calls as :class:`~memstrata.memory.Memory`, awaitable.
+
+One implementation: every method runs the synchronous :class:`Memory` method in a worker
+thread (``anyio.to_thread``), so the event loop never blocks on SQLite or the embedder
+and there is no second copy of the logic. :class:`Memory` is thread-safe.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any, ParamSpec, TypeVar
+
+import anyio.to_thread
+
+from .memory import Memory
+
+__all__ = ["AsyncMemory"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _threaded(method: Callable[P, R]) -> Callable[..., Any]:
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def call(self: AsyncMemory, *args: Any, **kwargs: Any) -> Any:
+        bound = getattr(self.sync, name)
+        return await anyio.to_thread.run_sync(functools.partial(bound, *args, **kwargs))
+
+    return call
+
+
+class AsyncMemory:
+    """Awaitable :class:`Memory`. Takes the same arguments; ``await mem.aclose()`` at the end.
+
+    Example::
+
+        async with AsyncMemory("memory.db") as mem:
+            await mem.add("I moved to Porto", user_id="u1")
+            hits = await mem.search("where do I live?", user_id="u1")
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.sync = Memory(*args, **kwargs)
+
+    add: Callable[..., Any] = _threaded(Memory.add)
+    search: Callable[..., Any] = _threaded(Memory.search)
+    get: Callable[..., Any] = _threaded(Memory.get)
+    list: Callable[..., Any] = _threaded(Memory.list)
+    update: Callable[..., Any] = _threaded(Memory.update)
+    delete: Callable[..., Any] = _threaded(Memory.delete)
+    delete_all: Callable[..., Any] = _threaded(Memory.delete_all)
+    history: Callable[..., Any] = _threaded(Memory.history)
+    stats: Callable[..., Any] = _threaded(Memory.stats)
+    reindex: Callable[..., Any] = _threaded(Memory.reindex)
+
+    async def export(self, *, user_id: str | None = None) -> list[dict[str, Any]]:
+        """All export rows (see :meth:`Memory.export`), collected in a worker thread."""
+        return await anyio.to_thread.run_sync(lambda: list(self.sync.export(user_id=user_id)))
+
+    async def import_rows(self, rows: Iterable[dict[str, Any]]) -> int:
+        return await anyio.to_thread.run_sync(lambda: self.sync.import_rows(rows))
+
+    async def aclose(self) -> None:
+        await anyio.to_thread.run_sync(self.sync.close)
+
+    async def __aenter__(self) -> AsyncMemory:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+

@@ -1,0 +1,312 @@
+"""Hybrid recall: vector ∪ keyword candidates → fusion → rerank → threshold.
+
+The flow (DESIGN.md, "Flow of one turn"): candidates come from exact cosine search over
+the user's vectors (cached in process, reloaded when the store's per-user generation
+changes) and from BM25 over the FTS5 keyword index; both are fused into a relevance in
+[0, 1] and reranked with importance, recency and access counts.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+import numpy as np
+
+from ..config import RetrievalConfig
+from ..embed.base import Embedder
+from ..models import Hit, MemoryRecord
+from ..store.sqlite import SQLiteStore, iso
+from ..textproc import fts_match_expression, query_terms
+from . import fusion
+from .filters import Filter, compile_sqlite
+
+__all__ = ["Scope", "SearchRequest", "Searcher", "VectorCache", "scope_where"]
+
+Mode = Literal["hybrid", "vector", "keyword"]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which records a read may see: always one user, optionally narrower."""
+
+    user_id: str
+    agent_id: str | None = None
+    session_id: str | None = None
+    kinds: tuple[str, ...] | None = None
+    filter: Filter | None = None
+
+
+def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
+    """SQL boolean expression (and its parameters) for ``scope`` minus ``user_id``, over
+    the ``memories`` table aliased by ``prefix`` (``"m."`` or ``""``)."""
+    parts: list[str] = []
+    params: list[Any] = []
+    if scope.agent_id is not None:
+        parts.append(f"{prefix}agent_id = ?")
+        params.append(scope.agent_id)
+    if scope.session_id is not None:
+        parts.append(f"{prefix}session_id = ?")
+        params.append(scope.session_id)
+    if scope.kinds:
+        parts.append(f"{prefix}kind IN ({','.join('?' * len(scope.kinds))})")
+        params.extend(scope.kinds)
+    if scope.filter is not None:
+        sql, fparams = compile_sqlite(scope.filter, column=f"{prefix}metadata")
+        parts.append(f"({sql})")
+        params.extend(fparams)
+    return (" AND ".join(parts) or "1"), params
+
+
+def active_where(now: datetime, prefix: str = "") -> tuple[str, list[Any]]:
+    """Exclude expired (TTL) and superseded records."""
+    return (
+        f"({prefix}expires_at IS NULL OR {prefix}expires_at > ?) AND {prefix}superseded_by IS NULL",
+        [iso(now)],
+    )
+
+
+@dataclass
+class _UserVectors:
+    generation: int
+    rowids: np.ndarray  # (m,) one per chunk, sorted
+    matrix: np.ndarray  # (m, dim)
+    unique: np.ndarray  # (u,) distinct rowids
+    starts: np.ndarray  # (u,) first chunk of each
+
+
+class VectorCache:
+    """Per-user chunk vectors in memory; reloaded when the user's generation changes.
+
+    Never the source of truth: the store holds the vectors, this only avoids re-reading
+    them for every query (a cheap generation check per search instead).
+    """
+
+    def __init__(self, store: SQLiteStore, dim: int, max_users: int = 64) -> None:
+        self._store = store
+        self._dim = dim
+        self._max_users = max_users
+        self._users: dict[str, _UserVectors] = {}
+        self._lock = threading.Lock()
+
+    def get(self, user_id: str) -> _UserVectors:
+        gen = self._store.generation(user_id)
+        with self._lock:
+            cached = self._users.get(user_id)
+            if cached is not None and cached.generation == gen:
+                return cached
+        rowids, matrix = self._store.load_vectors(user_id, self._dim)
+        unique, starts = np.unique(rowids, return_index=True)
+        entry = _UserVectors(gen, rowids, matrix, unique, starts)
+        with self._lock:
+            if len(self._users) >= self._max_users and user_id not in self._users:
+                self._users.pop(next(iter(self._users)))
+            self._users[user_id] = entry
+        return entry
+
+    def clear(self) -> None:
+        with self._lock:
+            self._users.clear()
+
+
+@dataclass
+class SearchRequest:
+    query: str
+    scope: Scope
+    limit: int
+    threshold: float | None
+    mode: Mode
+    now: datetime
+
+
+@dataclass
+class _Candidates:
+    rowids: list[int] = field(default_factory=list)
+    cosine: dict[int, float] = field(default_factory=dict)
+    vec_rank: dict[int, int] = field(default_factory=dict)
+    bm25: dict[int, float] = field(default_factory=dict)
+    kw_rank: dict[int, int] = field(default_factory=dict)
+
+
+class Searcher:
+    """Runs :class:`SearchRequest` s against one store with one embedder.
+
+    Attributes:
+        last_embed_seconds: time the last search spent embedding its query (benchmarks
+            report search latency with and without it).
+    """
+
+    def __init__(self, store: SQLiteStore, embedder: Embedder, config: RetrievalConfig) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config
+        self.vectors = VectorCache(store, embedder.dim)
+        self.last_embed_seconds = 0.0
+
+    def search(self, req: SearchRequest) -> list[Hit]:
+        cfg = self.config
+        n = max(cfg.candidates, req.limit)
+        allowed = self._allowed(req)
+        cands = _Candidates()
+        if req.mode in ("hybrid", "vector"):
+            self._vector_candidates(req, allowed, n, cands)
+        if req.mode in ("hybrid", "keyword"):
+            self._keyword_candidates(req, n, cands)
+        if not cands.rowids:
+            return []
+        records = self.store.get_many_by_rowid(cands.rowids)
+        rowids = [r for r in cands.rowids if r in records]
+        scores = self._score(req, rowids, [records[r] for r in rowids], cands)
+        order = np.argsort(-scores["final"], kind="stable")
+        hits: list[Hit] = []
+        for i in order:
+            final = float(scores["final"][i])
+            if req.threshold is not None and final < req.threshold:
+                continue
+            rid = rowids[i]
+            breakdown = {k: float(v[i]) for k, v in scores.items() if not np.isnan(v[i])}
+            hits.append(Hit(memory=records[rid], score=final, scores=breakdown))
+            if len(hits) >= req.limit:
+                break
+        if cfg.track_access and hits:
+            self.store.touch([h.memory.id for h in hits], req.now)
+        return hits
+
+    # -- candidates ------------------------------------------------------------------
+
+    def _allowed(self, req: SearchRequest) -> tuple[bool, np.ndarray] | None:
+        """Which rowids vector search may return: ``(True, ids)`` only these, ``(False, ids)``
+        all but these, ``None`` all of the user's."""
+        where, params = scope_where(req.scope)
+        act, act_params = active_where(req.now)
+        if where == "1":
+            # Fast path: only inactive records (partial index) need excluding.
+            inactive = self.store.rowids(
+                f"user_id = ? AND (expires_at IS NOT NULL OR superseded_by IS NOT NULL) AND NOT ({act})",
+                [req.scope.user_id, *act_params],
+            )
+            if not inactive:
+                return None
+            return False, np.fromiter(inactive, dtype=np.int64, count=len(inactive))
+        ids = self.store.rowids(
+            f"user_id = ? AND {where} AND {act}", [req.scope.user_id, *params, *act_params]
+        )
+        return True, np.fromiter(ids, dtype=np.int64, count=len(ids))
+
+    def _vector_candidates(
+        self,
+        req: SearchRequest,
+        allowed: tuple[bool, np.ndarray] | None,
+        n: int,
+        cands: _Candidates,
+    ) -> None:
+        t0 = time.perf_counter()
+        q = self.embedder.embed([req.query], "query")[0]
+        self.last_embed_seconds = time.perf_counter() - t0
+        uv = self.vectors.get(req.scope.user_id)
+        if uv.matrix.shape[0] == 0:
+            return
+        chunk_sims = uv.matrix @ q.astype(np.float32)
+        sims = (
+            chunk_sims
+            if len(uv.unique) == len(uv.rowids)
+            else np.maximum.reduceat(chunk_sims, uv.starts)
+        )
+        ids = uv.unique
+        if allowed is not None:
+            include, listed = allowed
+            keep = np.isin(ids, listed) if include else ~np.isin(ids, listed)
+            ids, sims = ids[keep], sims[keep]
+        if ids.size == 0:
+            return
+        top = np.argpartition(-sims, min(n, ids.size) - 1)[:n] if ids.size > n else np.arange(ids.size)
+        top = top[np.argsort(-sims[top], kind="stable")]
+        for rank, i in enumerate(top, start=1):
+            rid = int(ids[i])
+            cands.rowids.append(rid)
+            cands.vec_rank[rid] = rank
+        # Cosine for every record in scope, so keyword-only candidates get one too.
+        cands.cosine = dict(zip(ids.tolist(), sims.tolist(), strict=True))
+
+    def _keyword_candidates(self, req: SearchRequest, n: int, cands: _Candidates) -> None:
+        match = fts_match_expression(query_terms(req.query))
+        if match is None:
+            return
+        where, params = scope_where(req.scope, "m.")
+        act, act_params = active_where(req.now, "m.")
+        rows = self.store.keyword_search(
+            req.scope.user_id, match, f"{where} AND {act}", [*params, *act_params], n
+        )
+        seen = set(cands.rowids)
+        for rank, (rid, score) in enumerate(rows, start=1):
+            cands.bm25[rid] = score
+            cands.kw_rank[rid] = rank
+            if rid not in seen:
+                cands.rowids.append(rid)
+
+    # -- scoring ---------------------------------------------------------------------
+
+    def _score(
+        self,
+        req: SearchRequest,
+        rowids: list[int],
+        recs: list[MemoryRecord],
+        cands: _Candidates,
+    ) -> dict[str, np.ndarray]:
+        cfg = self.config
+        nan = float("nan")
+        cos = np.array([cands.cosine.get(r, nan) for r in rowids], dtype=np.float64)
+        bm25 = np.array([cands.bm25.get(r, nan) for r in rowids], dtype=np.float64)
+        has_vec, has_kw = ~np.isnan(cos), ~np.isnan(bm25)
+        use_vec = req.mode != "keyword"
+        use_kw = req.mode != "vector"
+        if cfg.fusion == "rrf" and req.mode == "hybrid":
+            relevance = fusion.rrf(
+                [
+                    np.array([cands.vec_rank.get(r, 0) for r in rowids], dtype=np.float64),
+                    np.array([cands.kw_rank.get(r, 0) for r in rowids], dtype=np.float64),
+                ],
+                k=cfg.rrf_k,
+            )
+        else:
+            if cfg.normalization == "absolute":
+                floor = cfg.similarity_floor
+                if floor is None:
+                    floor = float(getattr(self.embedder, "similarity_floor", 0.0))
+                v = np.where(has_vec, fusion.absolute_similarity(np.nan_to_num(cos), floor), 0.0)
+                k = np.where(has_kw, fusion.saturate(np.nan_to_num(bm25), cfg.keyword_saturation), 0.0)
+            else:
+                v = fusion.minmax(np.nan_to_num(cos), has_vec)
+                # BM25 is scaled from 0, not min-max: the weakest match still beats no match.
+                top = float(np.nanmax(bm25)) if has_kw.any() else 0.0
+                k = np.where(has_kw, np.nan_to_num(bm25) / top if top > 0 else 1.0, 0.0)
+            w = cfg.keyword_weight if (use_vec and use_kw) else (0.0 if use_vec else 1.0)
+            relevance = fusion.weighted([v, k], [1.0 - w, w]) if w not in (0.0, 1.0) else (k if w else v)
+        importance = np.array([r.importance for r in recs], dtype=np.float64)
+        now = req.now
+        age_days = np.array(
+            [max((now - (r.occurred_at or r.created_at)).total_seconds(), 0.0) / 86400 for r in recs]
+        )
+        recency = 0.5 ** (age_days / cfg.recency_half_life_days)
+        access = np.array([1.0 - 1.0 / (1.0 + r.access_count) for r in recs], dtype=np.float64)
+        final = fusion.rerank(
+            relevance,
+            importance,
+            recency,
+            access,
+            importance_weight=cfg.importance_weight,
+            recency_weight=cfg.recency_weight,
+            access_weight=cfg.access_weight,
+        )
+        return {
+            "vector": cos,
+            "keyword": bm25,
+            "relevance": relevance,
+            "importance": importance,
+            "recency": recency,
+            "access": access,
+            "final": final,
+        }

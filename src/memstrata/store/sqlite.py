@@ -1,0 +1,513 @@
+"""The embedded store: one SQLite file (WAL), FTS5 keyword index, vectors as float32 blobs.
+
+Safe for several threads (one connection behind a lock) and several processes on one
+file (WAL; writes take the write lock up front with ``BEGIN IMMEDIATE`` and retry with
+backoff while another process holds it, so "database is locked" never reaches callers
+unless the lock is held past ``busy_timeout_s``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from ..errors import StoreBusyError, StoreCorruptError, StoreError
+from ..models import HistoryEvent, MemoryKind, MemoryRecord, new_id
+from .migrations import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = ["SQLiteStore", "parse_db_url"]
+
+T = TypeVar("T")
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
+_CORRUPT_MARKERS = ("malformed", "not a database", "corrupt", "disk i/o error")
+
+_COLUMNS = (
+    "id, user_id, agent_id, session_id, kind, content, role, speaker, metadata, importance, "
+    "created_at, updated_at, occurred_at, valid_from, valid_to, expires_at, access_count, "
+    "last_accessed_at, superseded_by, source_ids, entities, content_hash, embedding_model"
+)
+_TIME_FIELDS = (
+    "created_at",
+    "updated_at",
+    "occurred_at",
+    "valid_from",
+    "valid_to",
+    "expires_at",
+    "last_accessed_at",
+)
+
+
+def parse_db_url(path: str | os.PathLike[str]) -> str:
+    """Turn a path or ``sqlite:///path`` URL into a filesystem path (or ``":memory:"``)."""
+    text = os.fspath(path)
+    if text.startswith("sqlite:///"):
+        text = text[len("sqlite:///") :] or ":memory:"
+        if not text.startswith("/") and not text.startswith(":"):
+            text = text  # relative path: sqlite:///relative.db
+    elif text.startswith("sqlite://"):
+        text = text[len("sqlite://") :] or ":memory:"
+    return text
+
+
+def iso(dt: datetime | None) -> str | None:
+    """Store times as fixed-width UTC ISO-8601 so text order is time order."""
+    if dt is None:
+        return None
+    return dt.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _from_iso(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+class SQLiteStore:
+    """Records, keyword index, vectors and history in one SQLite file.
+
+    Args:
+        path: file path or ``":memory:"``.
+        busy_timeout_s: how long a write waits for another process's lock before
+            :class:`StoreBusyError`.
+
+    Raises:
+        StoreCorruptError: the file exists but is not a healthy SQLite database; it is left
+            untouched.
+    """
+
+    def __init__(self, path: str, *, busy_timeout_s: float = 60.0) -> None:
+        self.path = path
+        self.busy_timeout_s = busy_timeout_s
+        self._lock = threading.RLock()
+        self._check_file_header()
+        try:
+            self._conn = sqlite3.connect(
+                path, timeout=5.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {path}: {exc}") from exc
+        try:
+            self._check_integrity()
+            self._configure()
+            self._migrate()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- opening -----------------------------------------------------------------------
+
+    def _check_file_header(self) -> None:
+        if self.path == ":memory:":
+            return
+        p = Path(self.path)
+        if p.is_dir():
+            raise StoreError(f"cannot open database {self.path}: it is a directory")
+        if p.exists() and p.stat().st_size > 0:
+            with p.open("rb") as fh:
+                if fh.read(16) != _SQLITE_HEADER:
+                    raise StoreCorruptError(self.path, "not an SQLite file")
+        else:
+            p.parent.mkdir(parents=True, exist_ok=True)
+
+    def _check_integrity(self) -> None:
+        if self.path == ":memory:" or not Path(self.path).exists():
+            return
+        if Path(self.path).stat().st_size > _QUICK_CHECK_MAX_BYTES:
+            return
+        try:
+            rows = self._conn.execute("PRAGMA quick_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise StoreCorruptError(self.path, str(exc)) from exc
+        if [r[0] for r in rows] != ["ok"]:
+            raise StoreCorruptError(self.path, "; ".join(str(r[0]) for r in rows[:3]))
+
+    def _configure(self) -> None:
+        c = self._conn
+        c.execute(f"PRAGMA busy_timeout = {int(min(self.busy_timeout_s, 5.0) * 1000)}")
+        if self.path != ":memory:":
+            self._retry(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone())
+        c.execute("PRAGMA synchronous = NORMAL")
+        c.execute("PRAGMA foreign_keys = ON")
+
+    def _migrate(self) -> None:
+        def run() -> None:
+            with self.write() as c:
+                c.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_version "
+                    "(version INTEGER NOT NULL, applied_at TEXT NOT NULL)"
+                )
+                row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
+                current = row[0] or 0
+                if current > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path} has schema version {current}, newer than this memstrata "
+                        f"({SCHEMA_VERSION}); upgrade memstrata"
+                    )
+                now = iso(datetime.now(UTC))
+                for version in range(current + 1, SCHEMA_VERSION + 1):
+                    for stmt in MIGRATIONS[version - 1]:
+                        c.execute(stmt)
+                    c.execute("INSERT INTO schema_version VALUES (?, ?)", (version, now))
+
+        self._guard(run)
+
+    def schema_version(self) -> int:
+        return int(self.read("SELECT MAX(version) FROM schema_version")[0][0])
+
+    # -- transactions and error mapping ------------------------------------------------
+
+    def _guard(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` mapping sqlite3 errors to memstrata errors (at the boundary)."""
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            msg = str(exc).lower()
+            if "locked" in msg or "busy" in msg:
+                raise StoreBusyError(f"database {self.path} is locked: {exc}") from exc
+            if any(m in msg for m in _CORRUPT_MARKERS):
+                raise StoreCorruptError(self.path, str(exc)) from exc
+            raise StoreError(f"database error on {self.path}: {exc}") from exc
+        except sqlite3.DatabaseError as exc:
+            msg = str(exc).lower()
+            if any(m in msg for m in _CORRUPT_MARKERS):
+                raise StoreCorruptError(self.path, str(exc)) from exc
+            raise StoreError(f"database error on {self.path}: {exc}") from exc
+
+    def _retry(self, fn: Callable[[], T]) -> T:
+        """Retry ``fn`` while the database is locked by another connection, with jittered backoff."""
+        deadline = time.monotonic() + self.busy_timeout_s
+        delay = 0.005
+        while True:
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                msg = str(exc).lower()
+                if ("locked" not in msg and "busy" not in msg) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 2, 0.25)
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE``), committed on success, rolled back on error.
+
+        Callers wrap the whole unit of work (including this context) in :meth:`transact`
+        so that a lock held by another process is retried from the start.
+        """
+        with self._lock:
+            self._retry(lambda: self._conn.execute("BEGIN IMMEDIATE"))
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            else:
+                self._retry(lambda: self._conn.execute("COMMIT"))
+
+    def transact(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` in one write transaction; errors mapped, locks retried."""
+
+        def once() -> T:
+            with self.write() as c:
+                return fn(c)
+
+        return self._guard(lambda: self._retry(once))
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one read query and return all rows."""
+
+        def run() -> list[tuple[Any, ...]]:
+            with self._lock:
+                return self._conn.execute(sql, params).fetchall()
+
+        return self._guard(lambda: self._retry(run))
+
+    def close(self) -> None:
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("PRAGMA optimize")
+            self._conn.close()
+
+    # -- meta ----------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self.read("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.transact(
+            lambda c: c.execute(
+                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+        )
+
+    # -- records -------------------------------------------------------------------------
+
+    @staticmethod
+    def record_row(r: MemoryRecord) -> tuple[Any, ...]:
+        return (
+            r.id, r.user_id, r.agent_id, r.session_id, r.kind.value, r.content, r.role,
+            r.speaker, json.dumps(r.metadata, ensure_ascii=False, allow_nan=False),
+            r.importance, iso(r.created_at), iso(r.updated_at), iso(r.occurred_at),
+            iso(r.valid_from), iso(r.valid_to), iso(r.expires_at), r.access_count,
+            iso(r.last_accessed_at), r.superseded_by, json.dumps(r.source_ids, ensure_ascii=False),
+            json.dumps(r.entities, ensure_ascii=False), r.content_hash, r.embedding_model,
+        )  # fmt: skip
+
+    @staticmethod
+    def row_record(row: Sequence[Any]) -> MemoryRecord:
+        names = [n.strip() for n in _COLUMNS.split(",")]
+        data = dict(zip(names, row, strict=True))
+        for key in _TIME_FIELDS:
+            data[key] = _from_iso(data[key])
+        data["metadata"] = json.loads(data["metadata"])
+        data["source_ids"] = json.loads(data["source_ids"])
+        data["entities"] = json.loads(data["entities"])
+        data["kind"] = MemoryKind(data["kind"])
+        return MemoryRecord.model_construct(**data)
+
+    def insert(
+        self,
+        c: sqlite3.Connection,
+        record: MemoryRecord,
+        terms: str,
+        vectors: np.ndarray,
+        *,
+        history: bool = True,
+    ) -> MemoryRecord | None:
+        """Insert one record with its keyword terms, vectors and (unless ``history`` is
+        false, as on import) an ADD history event, inside ``c``'s transaction.
+
+        Returns ``None`` when a record with the same user and content hash exists."""
+        cur = c.execute(
+            f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * 23)}) "
+            "ON CONFLICT(user_id, content_hash) DO NOTHING",
+            self.record_row(record),
+        )
+        if cur.rowcount == 0:
+            return None
+        rowid = cur.lastrowid
+        c.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (rowid, terms))
+        self._put_vectors(c, rowid, record.user_id, vectors)
+        if history:
+            self.add_history(c, record.id, record.user_id, "ADD", None, record, record.created_at)
+        return record
+
+    def _put_vectors(self, c: sqlite3.Connection, rowid: int | None, user_id: str, vectors: np.ndarray) -> None:
+        c.executemany(
+            "INSERT INTO vectors (memory_rowid, chunk, user_id, vector) VALUES (?, ?, ?, ?)",
+            [(rowid, i, user_id, np.asarray(v, dtype=np.float32).tobytes()) for i, v in enumerate(vectors)],
+        )
+        self.bump_generation(c, user_id)
+
+    def replace_index(
+        self, c: sqlite3.Connection, memory_id: str, terms: str, vectors: np.ndarray
+    ) -> None:
+        """Replace a record's keyword terms and vectors (after its content changed)."""
+        rowid, user_id = c.execute(
+            "SELECT rowid, user_id FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+        c.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (rowid, terms))
+        c.execute("DELETE FROM vectors WHERE memory_rowid = ?", (rowid,))
+        self._put_vectors(c, rowid, user_id, vectors)
+
+    @staticmethod
+    def bump_generation(c: sqlite3.Connection, user_id: str) -> None:
+        c.execute(
+            "INSERT INTO user_generation VALUES (?, 1) ON CONFLICT(user_id) "
+            "DO UPDATE SET generation = generation + 1",
+            (user_id,),
+        )
+
+    def add_history(
+        self,
+        c: sqlite3.Connection,
+        memory_id: str,
+        user_id: str,
+        event: str,
+        old: MemoryRecord | None,
+        new: MemoryRecord | None,
+        at: datetime,
+    ) -> None:
+        c.execute(
+            "INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                new_id(), memory_id, user_id, event,
+                old.content if old else None, new.content if new else None,
+                json.dumps(old.metadata, ensure_ascii=False) if old else None,
+                json.dumps(new.metadata, ensure_ascii=False) if new else None,
+                iso(at),
+            ),
+        )  # fmt: skip
+
+    def get(self, memory_id: str) -> MemoryRecord | None:
+        rows = self.read(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+        return self.row_record(rows[0]) if rows else None
+
+    def get_many_by_rowid(self, rowids: Sequence[int]) -> dict[int, MemoryRecord]:
+        """Records by SQLite rowid (the key of the keyword and vector indexes)."""
+        out: dict[int, MemoryRecord] = {}
+        ids = list(rowids)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self.read(
+                f"SELECT rowid, {_COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
+                part,
+            )
+            for row in rows:
+                out[row[0]] = self.row_record(row[1:])
+        return out
+
+    def find_by_hash(self, c: sqlite3.Connection, user_id: str, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
+        out: dict[str, MemoryRecord] = {}
+        for start in range(0, len(hashes), 500):
+            part = list(hashes[start : start + 500])
+            rows = c.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? "
+                f"AND content_hash IN ({','.join('?' * len(part))})",
+                [user_id, *part],
+            ).fetchall()
+            for row in rows:
+                rec = self.row_record(row)
+                out[rec.content_hash] = rec
+        return out
+
+    def select(
+        self, where: str, params: Sequence[Any], *, order: str = "id", limit: int | None = None
+    ) -> list[MemoryRecord]:
+        sql = f"SELECT {_COLUMNS} FROM memories WHERE {where} ORDER BY {order}"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [self.row_record(r) for r in self.read(sql, params)]
+
+    def rowids(self, where: str, params: Sequence[Any]) -> set[int]:
+        return {r[0] for r in self.read(f"SELECT rowid FROM memories WHERE {where}", params)}
+
+    def delete_where(self, c: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[tuple[int, str, str]]:
+        """Delete matching records from records, keyword index and vectors; returns
+        ``(rowid, id, user_id)`` of what was removed."""
+        gone = c.execute(f"SELECT rowid, id, user_id FROM memories WHERE {where}", params).fetchall()
+        for start in range(0, len(gone), 500):
+            part = [g[0] for g in gone[start : start + 500]]
+            marks = ",".join("?" * len(part))
+            c.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", part)
+            c.execute(f"DELETE FROM vectors WHERE memory_rowid IN ({marks})", part)
+            c.execute(f"DELETE FROM memories WHERE rowid IN ({marks})", part)
+        for user_id in {g[2] for g in gone}:
+            self.bump_generation(c, user_id)
+        return gone
+
+    def history(self, memory_id: str) -> list[HistoryEvent]:
+        rows = self.read(
+            "SELECT id, memory_id, user_id, event, old_content, new_content, old_metadata, "
+            "new_metadata, created_at FROM history WHERE memory_id = ? ORDER BY id",
+            (memory_id,),
+        )
+        return [self._history_event(r) for r in rows]
+
+    @staticmethod
+    def _history_event(r: Sequence[Any]) -> HistoryEvent:
+        return HistoryEvent(
+            id=r[0], memory_id=r[1], user_id=r[2], event=r[3], old_content=r[4],
+            new_content=r[5], old_metadata=json.loads(r[6]) if r[6] else None,
+            new_metadata=json.loads(r[7]) if r[7] else None, created_at=_from_iso(r[8]),
+        )  # fmt: skip
+
+    def history_rows(self, user_id: str | None) -> list[HistoryEvent]:
+        where, params = ("user_id = ?", (user_id,)) if user_id is not None else ("1", ())
+        rows = self.read(
+            "SELECT id, memory_id, user_id, event, old_content, new_content, old_metadata, "
+            f"new_metadata, created_at FROM history WHERE {where} ORDER BY id",
+            params,
+        )
+        return [self._history_event(r) for r in rows]
+
+    def insert_history(self, c: sqlite3.Connection, e: HistoryEvent) -> None:
+        c.execute(
+            "INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+            (
+                e.id, e.memory_id, e.user_id, e.event, e.old_content, e.new_content,
+                json.dumps(e.old_metadata, ensure_ascii=False) if e.old_metadata is not None else None,
+                json.dumps(e.new_metadata, ensure_ascii=False) if e.new_metadata is not None else None,
+                iso(e.created_at),
+            ),
+        )  # fmt: skip
+
+    # -- search support ------------------------------------------------------------------
+
+    def generation(self, user_id: str) -> int:
+        rows = self.read("SELECT generation FROM user_generation WHERE user_id = ?", (user_id,))
+        return int(rows[0][0]) if rows else 0
+
+    def load_vectors(self, user_id: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """All chunk vectors of a user: ``(rowids (m,) int64, matrix (m, dim) float32)``."""
+        rows = self.read(
+            "SELECT memory_rowid, vector FROM vectors WHERE user_id = ? ORDER BY memory_rowid, chunk",
+            (user_id,),
+        )
+        if not rows:
+            return np.empty(0, dtype=np.int64), np.empty((0, dim), dtype=np.float32)
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        if matrix.size != len(rows) * dim:
+            raise StoreError(
+                f"{self.path}: stored vectors do not have dimension {dim}; run `memstrata reindex`"
+            )
+        return rowids, matrix.reshape(len(rows), dim)
+
+    def keyword_search(
+        self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
+    ) -> list[tuple[int, float]]:
+        """BM25 over FTS5 within a user: ``[(rowid, bm25 score ≥ 0, higher better)]``."""
+        rows = self.read(
+            "SELECT m.rowid, -bm25(memories_fts) AS s FROM memories_fts "
+            "JOIN memories m ON m.rowid = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND m.user_id = ? AND {where} "
+            f"ORDER BY bm25(memories_fts) LIMIT {int(limit)}",
+            [match, user_id, *params],
+        )
+        return [(int(r[0]), max(float(r[1]), 0.0)) for r in rows]
+
+    def touch(self, ids: Sequence[str], at: datetime) -> None:
+        """Count an access to each record (reinforcement)."""
+        if not ids:
+            return
+        self.transact(
+            lambda c: c.executemany(
+                "UPDATE memories SET access_count = access_count + 1, last_accessed_at = ? WHERE id = ?",
+                [(iso(at), i) for i in ids],
+            )
+        )
+
+    def counts(self, user_id: str | None) -> dict[str, Any]:
+        where, params = ("user_id = ?", (user_id,)) if user_id is not None else ("1", ())
+        by_kind = dict(self.read(f"SELECT kind, COUNT(*) FROM memories WHERE {where} GROUP BY kind", params))
+        users = self.read(f"SELECT COUNT(DISTINCT user_id) FROM memories WHERE {where}", params)[0][0]
+        vectors = self.read(f"SELECT COUNT(*) FROM vectors WHERE {where}", params)[0][0]
+        history = self.read(f"SELECT COUNT(*) FROM history WHERE {where}", params)[0][0]
+        return {
+            "memories": sum(by_kind.values()),
+            "by_kind": by_kind,
+            "users": users,
+            "vectors": vectors,
+            "history_events": history,
+        }
+
+    def file_size(self) -> int:
+        if self.path == ":memory:":
+            return 0
+        return sum(
+            os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p)
+        )
