@@ -8,6 +8,7 @@ and there is no second copy of the logic. :class:`Memory` is thread-safe.
 from __future__ import annotations
 
 import functools
+import builtins
 from collections.abc import Callable, Iterable
 from typing import Any, ParamSpec, TypeVar
 
@@ -56,7 +57,7 @@ class AsyncMemory:
     stats: Callable[..., Any] = _threaded(Memory.stats)
     reindex: Callable[..., Any] = _threaded(Memory.reindex)
 
-    async def export(self, *, user_id: str | None = None) -> list[dict[str, Any]]:
+    async def export(self, *, user_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """All export rows (see :meth:`Memory.export`), collected in a worker thread."""
         return await anyio.to_thread.run_sync(lambda: list(self.sync.export(user_id=user_id)))
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal, NoReturn
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import typer
 from rich import box
@@ -35,6 +35,9 @@ from .errors import MemstrataError, UsageError, ValidationError
 from .memory import Memory
 from .models import MemoryRecord
 
+if TYPE_CHECKING:
+    from typer._click import Context as ClickContext  # typer vendors click privately
+
 __all__ = ["app", "main"]
 
 Mode = Literal["hybrid", "vector", "keyword"]
@@ -43,7 +46,7 @@ Mode = Literal["hybrid", "vector", "keyword"]
 class _Group(TyperGroup):
     """Maps memstrata's errors to one stderr line and an exit code, for every command."""
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: ClickContext) -> Any:
         try:
             return super().invoke(ctx)
         except MemstrataError as exc:
@@ -112,7 +115,7 @@ def _root(
 
 
 def _state(ctx: typer.Context) -> _State:
-    state: _State = ctx.find_root().obj
+    state: _State = ctx.obj  # set by _root; click hands it down to every subcommand
     return state
 
 
@@ -144,13 +147,15 @@ def _json_object(raw: str, option: str) -> dict[str, Any]:
 
 def _metadata(pairs: list[str] | None, raw: str | None) -> dict[str, Any] | None:
     """``--meta-json`` first, then each ``--meta KEY=VALUE`` (values are strings) over it."""
+    if raw is None and not pairs:
+        return None
     meta = _json_object(raw, "--meta-json") if raw is not None else {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep:
             raise ValidationError("--meta", f"expected KEY=VALUE, got {pair!r}")
         meta[key] = value
-    return meta or None
+    return meta
 
 
 def _open_file(path: Path, mode: str, option: str) -> IO[str]:
@@ -160,20 +165,25 @@ def _open_file(path: Path, mode: str, option: str) -> IO[str]:
         raise ValidationError(option, f"cannot open {path}: {exc.strerror}") from exc
 
 
-def _when(record: MemoryRecord) -> str:
-    return (record.occurred_at or record.created_at).strftime("%Y-%m-%d %H:%M")
+def _cells(record: MemoryRecord) -> tuple[str, str | None, str]:
+    """The date (event time, else storage time), speaker and content columns."""
+    when = (record.occurred_at or record.created_at).strftime("%Y-%m-%d %H:%M")
+    return when, record.speaker, record.content
 
 
-def _table(*columns: str) -> Table:
+def _print_table(
+    state: _State, columns: Sequence[str], rows: Sequence[Sequence[str | None]]
+) -> None:
+    if not rows:
+        return _say(state.err, "no memories")
     table = Table(box=box.SIMPLE_HEAD)
     for name in columns:
-        table.add_column(name, overflow="fold")
-    return table
-
-
-def _row(table: Table, *cells: str | None) -> None:
-    # Text, not str: memory content is user data and must never be read as rich markup.
-    table.add_row(*(Text(cell or "") for cell in cells))
+        # Content keeps a readable width; ids and dates fold only on narrow screens.
+        table.add_column(name, overflow="fold", min_width=20 if "content" in name else None)
+    for row in rows:
+        # Text, not str: memory content is user data and must never be read as rich markup.
+        table.add_row(*(Text(cell or "") for cell in row))
+    state.out.print(table)
 
 
 def _say(console: Console, message: str) -> None:
@@ -182,11 +192,11 @@ def _say(console: Console, message: str) -> None:
 
 def _fields(state: _State, data: dict[str, Any]) -> None:
     table = Table(box=box.SIMPLE, show_header=False)
-    table.add_column(style="bold")
+    table.add_column(style="bold", no_wrap=True)
     table.add_column(overflow="fold")
     for key, value in data.items():
         shown = json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
-        _row(table, key, None if shown is None else str(shown))
+        table.add_row(key, Text("" if shown is None else str(shown)))
     state.out.print(table)
 
 
@@ -195,6 +205,10 @@ OptUserOpt = Annotated[str | None, typer.Option("--user", "-u", help="Restrict t
 AgentOpt = Annotated[str | None, typer.Option("--agent", help="Agent id.")]
 SessionOpt = Annotated[str | None, typer.Option("--session", help="Session id.")]
 KindOpt = Annotated[list[str] | None, typer.Option("--kind", help="Memory kind (repeatable).")]
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="Memory id.")]
+MetaOpt = Annotated[list[str] | None, typer.Option(help="Metadata KEY=VALUE (repeatable).")]
+MetaJsonOpt = Annotated[str | None, typer.Option(help="Metadata as a JSON object.")]
+ImportanceOpt = Annotated[float | None, typer.Option(help="Importance in [0, 1].")]
 
 
 @app.command()
@@ -205,9 +219,9 @@ def add(
     agent: AgentOpt = None,
     session: SessionOpt = None,
     time: Annotated[str | None, typer.Option(help="When it happened (ISO-8601).")] = None,
-    meta: Annotated[list[str] | None, typer.Option(help="KEY=VALUE (repeatable).")] = None,
-    meta_json: Annotated[str | None, typer.Option(help="Metadata as a JSON object.")] = None,
-    importance: Annotated[float | None, typer.Option(help="Importance in [0, 1].")] = None,
+    meta: MetaOpt = None,
+    meta_json: MetaJsonOpt = None,
+    importance: ImportanceOpt = None,
     kind: Annotated[str, typer.Option(help="Memory kind.")] = "episodic",
 ) -> None:
     """Store one memory."""
@@ -225,8 +239,8 @@ def add(
             kind=kind,
         )
     if state.json:
-        _emit([r.to_json() for r in records])
-    for record in [] if state.json else records:
+        return _emit([r.to_json() for r in records])
+    for record in records:
         _say(state.out, f"added {record.id}")
 
 
@@ -260,11 +274,12 @@ def search(
         )
     if state.json:
         return _emit([hit.model_dump(mode="json") for hit in hits])
-    table = _table("#", "score", "kind", "date (UTC)", "speaker", "content")
-    for rank, hit in enumerate(hits, 1):
-        rec = hit.memory
-        _row(table, str(rank), f"{hit.score:.3f}", rec.kind, _when(rec), rec.speaker, rec.content)
-    state.out.print(table)
+    columns = ("#", "score", "kind", "date (UTC)", "speaker", "content")
+    rows = [
+        (str(rank), f"{hit.score:.3f}", hit.memory.kind, *_cells(hit.memory))
+        for rank, hit in enumerate(hits, 1)
+    ]
+    _print_table(state, columns, rows)
 
 
 @app.command("list")
@@ -290,10 +305,8 @@ def list_(
         )
     if state.json:
         return _emit(page.model_dump(mode="json"))
-    table = _table("id", "kind", "date (UTC)", "speaker", "content")
-    for rec in page:
-        _row(table, rec.id, rec.kind, _when(rec), rec.speaker, rec.content)
-    state.out.print(table)
+    columns = ("id", "kind", "date (UTC)", "speaker", "content")
+    _print_table(state, columns, [(rec.id, rec.kind, *_cells(rec)) for rec in page])
     if page.next_cursor:
         _say(state.err, f"more: --cursor {page.next_cursor}")
 
@@ -301,7 +314,7 @@ def list_(
 @app.command()
 def get(
     ctx: typer.Context,
-    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    memory_id: IdArg,
     user: OptUserOpt = None,
 ) -> None:
     """Show one memory."""
@@ -314,9 +327,31 @@ def get(
 
 
 @app.command()
+def update(
+    ctx: typer.Context,
+    memory_id: IdArg,
+    content: Annotated[str | None, typer.Option(help="New text (re-embedded).")] = None,
+    meta: MetaOpt = None,
+    meta_json: MetaJsonOpt = None,
+    importance: ImportanceOpt = None,
+    user: OptUserOpt = None,
+) -> None:
+    """Change a memory's content, metadata (replaced whole) or importance."""
+    state = _state(ctx)
+    metadata = _metadata(meta, meta_json)
+    with _open(state) as mem:
+        record = mem.update(
+            memory_id, content=content, metadata=metadata, importance=importance, user_id=user
+        )
+    if state.json:
+        return _emit(record.to_json())
+    _say(state.out, f"updated {record.id}")
+
+
+@app.command()
 def delete(
     ctx: typer.Context,
-    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    memory_id: IdArg,
     user: OptUserOpt = None,
 ) -> None:
     """Delete one memory (its history is kept)."""
@@ -350,7 +385,7 @@ def forget(
 @app.command()
 def history(
     ctx: typer.Context,
-    memory_id: Annotated[str, typer.Argument(metavar="ID")],
+    memory_id: IdArg,
     user: OptUserOpt = None,
 ) -> None:
     """Show the audit history of one memory."""
@@ -359,11 +394,12 @@ def history(
         events = mem.history(memory_id, user_id=user)
     if state.json:
         return _emit([event.model_dump(mode="json") for event in events])
-    table = _table("date (UTC)", "event", "old content", "new content")
-    for event in events:
-        when = event.created_at.strftime("%Y-%m-%d %H:%M:%S")
-        _row(table, when, event.event, event.old_content, event.new_content)
-    state.out.print(table)
+    columns = ("date (UTC)", "event", "old content", "new content")
+    rows = [
+        (e.created_at.strftime("%Y-%m-%d %H:%M:%S"), e.event, e.old_content, e.new_content)
+        for e in events
+    ]
+    _print_table(state, columns, rows)
 
 
 @app.command()
@@ -392,18 +428,26 @@ def export(
             for row in mem.export(user_id=user):
                 _emit(row)
             return
-        # Write beside the target and rename, so a failed export never leaves a
-        # truncated file that looks complete.
-        partial = out.with_name(out.name + ".partial")
-        count = 0
-        with _open_file(partial, "w", "--out") as fh:
-            for row in mem.export(user_id=user):
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-                count += 1
-        os.replace(partial, out)
+        count = _write_jsonl(out, mem.export(user_id=user))
     if state.json:
         return _emit({"exported": count, "path": str(out)})
     _say(state.err, f"exported {count} rows to {out}")
+
+
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
+    # Write beside the target and rename, so a failed export never leaves a truncated
+    # file that looks complete.
+    partial = path.with_name(path.name + ".partial")
+    count = 0
+    try:
+        with _open_file(partial, "w", "--out") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                count += 1
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return count
 
 
 @app.command("import")
@@ -411,9 +455,7 @@ def import_(
     ctx: typer.Context,
     file: Annotated[
         Path,
-        typer.Argument(
-            exists=True, dir_okay=False, allow_dash=True, help="JSON Lines; - for stdin."
-        ),
+        typer.Argument(dir_okay=False, allow_dash=True, help="JSON Lines; - for stdin."),
     ],
 ) -> None:
     """Load rows written by export (same ids, times, metadata, history)."""

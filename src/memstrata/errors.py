@@ -100,7 +100,8 @@ class EmbeddingModelMismatchError(MemstrataRuntimeError):
         self.configured = configured
         super().__init__(
             f"{path} was embedded with {stored}, but the configured embedder is {configured}; "
-            f"run `memstrata reindex --db {path}` to re-embed every memory with the new model"
+            f"run `memstrata --db {path} --embedder <name> reindex` to re-embed every memory "
+            "with the new model (or open it with the model it was built with)"
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -122,7 +123,7 @@ class Memory:
         metadata: dict[str, Any] | None = None,
         importance: float | None = None,
         kind: str = "episodic",
-    ) -> list[MemoryRecord]:
+    ) -> builtins.list[MemoryRecord]:
         """Store one text or a list of messages: one record per message, in one transaction.
 
         Args:
@@ -154,7 +155,7 @@ class Memory:
         imp = v.importance(importance)
         msgs = v.messages(messages)
         now = self.now()
-        records: list[MemoryRecord] = []
+        records: builtins.list[MemoryRecord] = []
         for i, m in enumerate(msgs):
             meta = {**base_meta, **v.metadata(m.metadata, f"messages[{i}].metadata")}
             speaker = m.name
@@ -173,7 +174,7 @@ class Memory:
             )  # fmt: skip
         return self._insert(records)
 
-    def _insert(self, records: list[MemoryRecord]) -> list[MemoryRecord]:
+    def _insert(self, records: builtins.list[MemoryRecord]) -> builtins.list[MemoryRecord]:
         """Embed new records (outside the write lock) and insert all in one transaction."""
         if not records:
             return []
@@ -327,7 +328,7 @@ class Memory:
         threshold: float | None = None,
         kinds: Sequence[str] | None = None,
         mode: Literal["hybrid", "vector", "keyword"] = "hybrid",
-    ) -> list[Hit]:
+    ) -> builtins.list[Hit]:
         """Hybrid recall within one user's memories.
 
         Args:
@@ -429,7 +430,7 @@ class Memory:
         items = items[:limit]
         return MemoryPage(items=items, next_cursor=items[-1].id if more and items else None)
 
-    def history(self, memory_id: str, *, user_id: str | None = None) -> list[HistoryEvent]:
+    def history(self, memory_id: str, *, user_id: str | None = None) -> builtins.list[HistoryEvent]:
         """The audit trail of one memory (ADD, UPDATE, DELETE events, oldest first).
 
         Works for deleted memories too (their ``DELETE`` event is kept).
@@ -526,8 +527,8 @@ class Memory:
             ValidationError: a row is malformed (names the row number and field).
         """
         self._require_model()
-        records: list[MemoryRecord] = []
-        events: list[HistoryEvent] = []
+        records: builtins.list[MemoryRecord] = []
+        events: builtins.list[HistoryEvent] = []
         for n, row in enumerate(rows):
             if not isinstance(row, dict) or row.get("type") not in ("header", "memory", "history"):
                 raise ValidationError(f"rows[{n}].type", "expected 'header', 'memory' or 'history'")
@@ -569,7 +570,12 @@ class Memory:
             imported += self.store.transact(write)
             if progress:
                 progress(min(start + 64, total), total)
-        self.store.transact(lambda c: [self.store.insert_history(c, e) for e in events])
+
+        def write_history(c: sqlite3.Connection) -> None:
+            for e in events:
+                self.store.insert_history(c, e)
+
+        self.store.transact(write_history)
         return imported
 
     def close(self) -> None:

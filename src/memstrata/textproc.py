@@ -171,8 +171,9 @@ def index_terms(text: str) -> str:
 def query_terms(text: str) -> list[str]:
     """The keyword-search terms of a query, segmented exactly like :func:`index_terms`.
 
-    English stop words and Chinese function words (and CJK bigrams made of two function
-    characters, such as 我是) are removed, unless that leaves nothing (a query of only ``"who am I"`` still searches those words).
+    English stop words, Chinese function words and CJK bigrams made of two function
+    characters (我是) are removed, unless that leaves nothing: a query of only
+    ``"who am I"`` still searches those words.
 
     Args:
         text: the query.

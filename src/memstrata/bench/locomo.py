@@ -294,8 +294,6 @@ def run_locomo(
     from ..memory import Memory
 
     samples = load_conversations(data_path, conversations)
-    outer, model = _harness.build_embedder(embedder, cache)
-    recorder = _harness.Recorder(outer, model)
     counts: dict[str, Any] = {
         "skipped_no_evidence": 0,
         "repaired_evidence": 0,
@@ -306,7 +304,12 @@ def run_locomo(
 
     details: list[dict[str, Any]] = []
     by_conversation: dict[str, Any] = {}
-    with _harness.workspace(workdir) as wd, _harness.make_progress(show_progress) as bar:
+    with (
+        _harness.workspace(workdir) as wd,
+        _harness.open_embedder(embedder, cache) as (outer, model),
+        _harness.make_progress(show_progress) as bar,
+    ):
+        recorder = _harness.Recorder(outer, model)
         turns_total = sum(len(turns) for _, sessions, _ in plan for *_, turns in sessions)
         ingest = bar.add_task("ingest", total=turns_total, note="")
         asking = bar.add_task("questions", total=sum(len(q) for *_, q in plan), note="")

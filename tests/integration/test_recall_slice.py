@@ -1,0 +1,59 @@
+"""Recall regression guard: the real default embedder on a slice of the dev benchmarks.
+
+Runs cold (no embedding cache), so the time is what CI pays: about 2.5 minutes on two
+cores for both tests. The floors sit a few points under the recall measured when they
+were set (see ``bench/README.md``); a retrieval change that drops below one fails here.
+Raise a floor when recall improves for good.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memstrata.bench.locomo import run_locomo
+from memstrata.bench.memorybank import run_memorybank
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+#: recall@5, categories 1-4, LoCoMo dev conv-26 (measured MEASURED_LOCOMO).
+LOCOMO_CONV26_FLOOR = FLOOR_LOCOMO
+#: recall@5, MemoryBank dev, Chinese, all 9 users (measured MEASURED_MB).
+MEMORYBANK_ZH_FLOOR = FLOOR_MB
+
+
+def _data(relative: str) -> Path:
+    for base in (ROOT.parent / "shared" / "data", Path("/work/shared/data")):
+        if (base / relative).exists():
+            return base / relative
+    pytest.skip(f"benchmark data {relative} not found beside the repository")
+
+
+def test_locomo_conv26_recall_floor(tmp_path: Path) -> None:
+    result = run_locomo(
+        _data("locomo/locomo_dev.json"),
+        conversations=["conv-26"],
+        workdir=tmp_path,
+        cache=False,
+        show_progress=False,
+    )
+    overall = result["metrics"]["overall"]
+    assert overall["questions"] >= 150
+    assert overall["recall@5"] >= LOCOMO_CONV26_FLOOR, overall
+
+
+def test_memorybank_zh_recall_floor(tmp_path: Path) -> None:
+    base = _data("memorybank")
+    result = run_memorybank(
+        base / "memory_bank_cn_dev.json",
+        base / "gold_dev.jsonl",
+        lang="zh",
+        workdir=tmp_path,
+        cache=False,
+        show_progress=False,
+    )
+    overall = result["metrics"]["overall"]
+    assert overall["questions"] == 63
+    assert overall["recall@5"] >= MEMORYBANK_ZH_FLOOR, overall
