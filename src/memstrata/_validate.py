@@ -141,7 +141,9 @@ def _message(item: Any, prefix: str | None) -> Message:
         except PydanticValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
-            raise ValidationError(name(loc) if loc else field, err["msg"]) from exc
+            cause = err.get("ctx", {}).get("error")
+            msg = str(cause).split(": ", 1)[-1] if isinstance(cause, ValidationError) else err["msg"]
+            raise ValidationError(name(loc) if loc else field, msg) from exc
     else:
         raise ValidationError(field, f"expected text or a message dict, got {type(item).__name__}")
     content(msg.content, name("content"))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = ["RetrievalConfig", "Settings", "default_db_path", "settings_from_env"]
 
@@ -22,10 +22,11 @@ class RetrievalConfig(BaseModel):
     Candidates come from vector search (cosine similarity) and keyword search (BM25 over
     SQLite FTS5) and are fused into one relevance in [0, 1]:
 
-    * ``"weighted"`` (default): convex combination of per-query min-max normalised signals,
+    * ``"weighted"`` (default): convex combination of normalised signals,
       ``relevance = (1-w)·vec + w·bm25`` (score fusion as in Bruch et al., "An Analysis of
       Fusion Functions for Hybrid Retrieval", TOIS 2023). Measured better than RRF on the
-      LoCoMo and MemoryBank dev data (see README, "Benchmarks").
+      LoCoMo and MemoryBank dev data (see README, "Benchmarks"); the defaults below
+      (absolute normalisation, w = 0.2, saturation 12) were chosen there.
     * ``"rrf"``: reciprocal rank fusion, ``Σ 1/(k + rank)`` (Cormack et al., SIGIR 2009),
       rescaled so that rank 1 in every list scores 1.
 
@@ -54,17 +55,27 @@ class RetrievalConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     fusion: Literal["weighted", "rrf"] = "weighted"
-    keyword_weight: float = Field(0.3, ge=0.0, le=1.0)
+    keyword_weight: float = Field(0.2, ge=0.0, le=1.0)
     rrf_k: int = Field(60, ge=1)
     candidates: int = Field(50, ge=1, le=10_000)
     importance_weight: float = Field(0.0, ge=0.0, le=1.0)
     recency_weight: float = Field(0.0, ge=0.0, le=1.0)
     access_weight: float = Field(0.0, ge=0.0, le=1.0)
     recency_half_life_days: float = Field(30.0, gt=0.0)
-    normalization: Literal["minmax", "absolute"] = "minmax"
+    normalization: Literal["minmax", "absolute"] = "absolute"
     similarity_floor: float | None = Field(None, ge=-1.0, lt=1.0)
-    keyword_saturation: float = Field(5.0, gt=0.0)
+    keyword_saturation: float = Field(12.0, gt=0.0)
     track_access: bool = True
+
+    @model_validator(mode="after")
+    def _weights_fit(self) -> RetrievalConfig:
+        total = self.importance_weight + self.recency_weight + self.access_weight
+        if total > 1.0 + 1e-9:
+            raise ValueError(
+                "importance_weight + recency_weight + access_weight must be at most 1, "
+                f"got {total:g}"
+            )
+        return self
 
 
 class Settings(BaseModel):

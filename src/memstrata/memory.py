@@ -87,12 +87,12 @@ class Memory:
         return f"{self.embedder.name} ({self.embedder.dim})"
 
     def _check_model(self, *, raise_on_mismatch: bool) -> bool:
-        stored_name = self.store.get_meta("embedding_model")
-        if stored_name is None:
-            self.store.set_meta("embedding_model", self.embedder.name)
-            self.store.set_meta("embedding_dim", str(self.embedder.dim))
-            return True
-        stored = f"{stored_name} ({self.store.get_meta('embedding_dim')})"
+        # First opener records its model; both keys in one transaction, so a concurrent
+        # opener sees both or neither.
+        meta = self.store.init_meta(
+            {"embedding_model": self.embedder.name, "embedding_dim": str(self.embedder.dim)}
+        )
+        stored = f"{meta['embedding_model']} ({meta['embedding_dim']})"
         if stored == self._model_label():
             return True
         if raise_on_mismatch:
@@ -303,8 +303,9 @@ class Memory:
         def write(c: sqlite3.Connection) -> int:
             gone = self.store.delete_where(c, f"user_id = ? AND {where}", [user_id, *params])
             if whole_user:
+                # The user's generation counter stays (and was bumped): resetting it would
+                # let other processes' vector caches mistake new vectors for old ones.
                 c.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
-                c.execute("DELETE FROM user_generation WHERE user_id = ?", (user_id,))
             else:
                 for _rowid, mid, uid in gone:
                     self.store.add_history(c, mid, uid, "DELETE", None, None, now)
@@ -547,6 +548,7 @@ class Memory:
                 raise ValidationError(f"rows[{n}].{loc}", err["msg"]) from exc
         imported = 0
         total = len(records)
+        skipped: set[str] = set()
         for start in range(0, total, 64):
             part = records[start : start + 64]
             known = {
@@ -556,6 +558,7 @@ class Memory:
                     [r.id for r in part],
                 )
             }
+            skipped.update(r.id for r in part if r.id in known)
             part = [r for r in part if r.id not in known]
             vectors = embed_records(self.embedder, part)
             terms = [keyword_terms(r) for r in part]
@@ -564,7 +567,10 @@ class Memory:
                 done = 0
                 for r, t, vec in zip(part, terms, vectors, strict=True):
                     r2 = r.model_copy(update={"embedding_model": self.embedder.name})
-                    done += self.store.insert(c, r2, t, vec, history=False) is not None
+                    if self.store.insert(c, r2, t, vec, history=False) is None:
+                        skipped.add(r.id)  # same content already stored under another id
+                    else:
+                        done += 1
                 return done
 
             imported += self.store.transact(write)
@@ -573,7 +579,8 @@ class Memory:
 
         def write_history(c: sqlite3.Connection) -> None:
             for e in events:
-                self.store.insert_history(c, e)
+                if e.memory_id not in skipped:
+                    self.store.insert_history(c, e)
 
         self.store.transact(write_history)
         return imported

@@ -187,6 +187,19 @@ def test_chunks_end_at_sentence_boundaries_and_overlap() -> None:
         assert current.startswith(last_sentence)  # the boundary sentence is repeated
 
 
+def test_every_chunk_adds_new_text() -> None:
+    rng = random.Random(3)
+    sentences = []
+    for i in range(80):  # short sentences between ones that nearly fill a chunk
+        n = 3 if i % 2 else rng.randint(25, 33)
+        sentences.append(" ".join(rng.choice(WORDS) for _ in range(n)) + ".")
+    count = HashingEmbedder().count_tokens
+    chunks = chunk_text(" ".join(sentences), count, max_tokens=40, overlap_tokens=10)
+    assert all(count(c) <= 40 for c in chunks)
+    for previous, current in itertools.pairwise(chunks):
+        assert current not in previous
+
+
 def test_chunk_chinese_without_spaces() -> None:
     text = "我每天早上喝榛子拿铁然后去公司上班路上会看到很多人" * 200
     count = HashingEmbedder().count_tokens

@@ -21,6 +21,14 @@ from .metrics import METRIC_NAMES
 
 __all__ = ["plot_results", "print_report", "run_label"]
 
+_HEADERS = {
+    "recall@1": "R@1",
+    "recall@5": "R@5",
+    "recall@10": "R@10",
+    "ndcg@10": "nDCG@10",
+    "mrr": "MRR",
+    "session_recall@5": "sess R@5",
+}
 _SUMMARY_ROWS = ("overall",)
 _APART_ROWS = ("adversarial",)  # shown, but not part of the overall score
 
@@ -41,10 +49,10 @@ def _metrics_table(result: Mapping[str, Any]) -> Table:
         box=box.SIMPLE_HEAVY,
         title_justify="left",
     )
-    table.add_column("", style="bold")
-    table.add_column("questions", justify="right")
+    table.add_column("", style="bold", no_wrap=True)
+    table.add_column("n", justify="right")
     for name in METRIC_NAMES:
-        table.add_column(name.replace("session_recall", "sess R"), justify="right")
+        table.add_column(_HEADERS.get(name, name), justify="right", no_wrap=True)
     rows = result["metrics"]
     names = list(rows)
     for i, name in enumerate(names):
@@ -75,7 +83,8 @@ def _latency_table(latency: Mapping[str, Any]) -> Table:
 def print_report(result: Mapping[str, Any], console: Console | None = None) -> None:
     """Print a result of :func:`run_locomo` or :func:`run_memorybank` as rich tables.
 
-    One table has a row per category (plus ``overall``) and a column per metric; the
+    One table has a row per category (plus ``overall``) and a column per metric (``n`` =
+    questions, ``R@k`` = recall@k, ``sess R@5`` = session recall@5); the
     other the add and search latency percentiles; a last line gives ingestion speed,
     embedding-cache use and what was skipped.
     """
@@ -110,6 +119,11 @@ def _pyplot() -> Any:
     return plt
 
 
+def _tick(category: str, questions: int) -> str:
+    note = ", not in overall" if category in _APART_ROWS else ""
+    return f"{category}\n(n={questions}{note})"
+
+
 def _draw_panel(ax: Any, runs: list[Mapping[str, Any]], colors: Sequence[Any]) -> None:
     """Nested bars per category: recall@10 (light), @5 (medium), @1 (dark) per run."""
     categories = list(runs[0]["metrics"])
@@ -126,9 +140,13 @@ def _draw_panel(ax: Any, runs: list[Mapping[str, Any]], colors: Sequence[Any]) -
                 ax.text(x, value + 0.01, f"{value:.2f}", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(categories)))
     ax.set_xticklabels(
-        [f"{c}\n(n={runs[0]['metrics'][c]['questions']})" for c in categories], fontsize=8
+        [_tick(c, runs[0]["metrics"][c]["questions"]) for c in categories], fontsize=8
     )
-    ax.set_ylim(0, 1.05)
+    for c, cat in enumerate(categories):
+        if cat in _SUMMARY_ROWS:  # set the summary apart from the categories it averages
+            ax.axvline(c - 0.5, color="0.6", linewidth=0.8, linestyle=":")
+    ax.set_ylim(0, 1.1)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_ylabel("recall")
     ax.grid(axis="y", alpha=0.3)
     ax.set_axisbelow(True)

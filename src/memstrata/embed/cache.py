@@ -78,6 +78,7 @@ class CachedEmbedder:
         self.name = inner.name
         self.dim = inner.dim
         self.max_tokens = inner.max_tokens
+        self.similarity_floor = float(getattr(inner, "similarity_floor", 0.0))
         self.path = Path(path) if path is not None else default_cache_path()
         self.hits = 0
         self.misses = 0

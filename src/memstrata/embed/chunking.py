@@ -60,9 +60,15 @@ def _refine(text: str, start: int, end: int, max_chars: int) -> list[Span]:
         for a, b in spans:
             finer.extend([(a, b)] if b - a <= max_chars else _cut(text, a, b, pattern))
         spans = finer
+    # No boundary left (Chinese without punctuation, a base64 blob): cut between
+    # characters, in quarter-size pieces so chunks can still be packed close to full.
+    step = max(1, max_chars // 4)
     out: list[Span] = []
     for a, b in spans:
-        out.extend((i, min(i + max_chars, b)) for i in range(a, b, max_chars))
+        if b - a <= max_chars:
+            out.append((a, b))
+        else:
+            out.extend((i, min(i + step, b)) for i in range(a, b, step))
     return out
 
 
@@ -120,7 +126,9 @@ def chunk_text(
                     fresh += len(pieces) - 1
                 continue
             if size + (b - a) > target:
-                break
+                if last > fresh:
+                    break
+                first, size = last, 0  # no room for the overlap beside this unit: drop it
             size += b - a
             last += 1
         start, end = units[first][0], units[last - 1][1]

@@ -94,6 +94,7 @@ class HashingEmbedder:
     """
 
     max_tokens: int = 8192
+    similarity_floor: float = 0.0
 
     def __init__(self, dim: int = 256) -> None:
         if isinstance(dim, bool) or not isinstance(dim, int) or dim < 8:

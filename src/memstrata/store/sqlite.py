@@ -244,6 +244,19 @@ class SQLiteStore:
         rows = self.read("SELECT value FROM meta WHERE key = ?", (key,))
         return rows[0][0] if rows else None
 
+    def init_meta(self, defaults: dict[str, str]) -> dict[str, str]:
+        """Set each key that is not set yet, in one transaction; return the stored values."""
+
+        def run(c: sqlite3.Connection) -> dict[str, str]:
+            c.executemany(
+                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", defaults.items()
+            )
+            marks = ",".join("?" * len(defaults))
+            rows = c.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", list(defaults))
+            return dict(rows.fetchall())
+
+        return self.transact(run)
+
     def set_meta(self, key: str, value: str) -> None:
         self.transact(
             lambda c: c.execute(

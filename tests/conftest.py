@@ -1,0 +1,167 @@
+"""Shared fixtures: a real SQLite file per test, a fake clock, a counting embedder.
+
+Two guards apply to every test:
+
+* no network: ``socket.socket.connect`` refuses anything but loopback and Unix sockets,
+  so a test that would download a model or phone home fails loudly instead;
+* no writes outside temporary directories: the per-user data, cache and config
+  directories (where the default store, the embedding cache and jieba's dictionary
+  cache live) point into a session temp dir, and each test runs with its own temp dir as
+  the working directory, so a relative path lands there too.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memstrata import Memory
+from memstrata.embed import HashingEmbedder
+
+# -- guards -----------------------------------------------------------------------------
+
+
+def _is_local(family: int, address: Any) -> bool:
+    if family == getattr(socket, "AF_UNIX", object()):
+        return True
+    if not isinstance(address, tuple) or not address:
+        return False
+    host = address[0]
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: resolving it would already be network access
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def refuse(sock: socket.socket, address: Any) -> None:
+        raise OSError(f"network access is blocked in tests (tried to connect to {address!r})")
+
+    def connect(sock: socket.socket, address: Any) -> None:
+        if not _is_local(sock.family, address):
+            refuse(sock, address)
+        real_connect(sock, address)
+
+    def connect_ex(sock: socket.socket, address: Any) -> int:
+        if not _is_local(sock.family, address):
+            refuse(sock, address)
+        return real_connect_ex(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _user_dirs_in_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Point HOME and the XDG directories into a session temp dir.
+
+    Set in ``os.environ``, so subprocesses and spawned workers inherit it as well. One
+    directory for the whole session keeps jieba's dictionary cache warm across tests.
+    """
+    home = tmp_path_factory.mktemp("home")
+    patch = pytest.MonkeyPatch()
+    patch.setenv("HOME", str(home))
+    for var, sub in (
+        ("XDG_DATA_HOME", "data"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_STATE_HOME", "state"),
+    ):
+        patch.setenv(var, str(home / sub))
+    yield home
+    patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def _cwd_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+# -- clock and embedder ------------------------------------------------------------------
+
+
+class FakeClock:
+    """A clock that stands still until told to move (``Memory(clock=...)``)."""
+
+    def __init__(self, start: datetime = datetime(2024, 5, 8, 12, 0, tzinfo=UTC)) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> datetime:
+        self.now += timedelta(**delta)
+        return self.now
+
+
+@dataclass
+class CountingEmbedder:
+    """Wraps an embedder and records every ``embed`` call as ``(kind, texts)``.
+
+    Has the inner model's ``name`` and ``dim``, so a store cannot tell the two apart.
+    """
+
+    inner: Any = field(default_factory=HashingEmbedder)
+    calls: list[tuple[str, list[str]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.name: str = self.inner.name
+        self.dim: int = self.inner.dim
+        self.max_tokens: int = self.inner.max_tokens
+
+    def embed(self, texts: Sequence[str], kind: str = "document") -> np.ndarray:
+        self.calls.append((kind, list(texts)))
+        return self.inner.embed(texts, kind)
+
+    def count_tokens(self, text: str) -> int:
+        return int(self.inner.count_tokens(text))
+
+    def kinds(self) -> list[str]:
+        return [kind for kind, _ in self.calls]
+
+
+# -- stores ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "m.db"
+
+
+@pytest.fixture
+def mem(db_path: Path, clock: FakeClock) -> Iterator[Memory]:
+    """A store on a real SQLite file with the deterministic hashing embedder."""
+    memory = Memory(db_path, embedder="hashing", clock=clock)
+    yield memory
+    memory.close()
+
+
+@pytest.fixture
+def make_counting() -> type[CountingEmbedder]:
+    """The :class:`CountingEmbedder` class, for tests that wrap another inner model."""
+    return CountingEmbedder
+
+
+@pytest.fixture
+def counting() -> CountingEmbedder:
+    """A counting wrapper around the default hashing embedder."""
+    return CountingEmbedder()

@@ -1,0 +1,211 @@
+"""Export → import into a new file round-trips exactly; importing again changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstrata import AsyncMemory, Memory, NotFoundError, ValidationError
+from memstrata.embed import HashingEmbedder
+
+
+def populate(mem: Memory, clock: Any) -> dict[str, Any]:
+    """A store with two users, every kind of field set, an update, a delete and accesses."""
+    made: dict[str, Any] = {}
+    made["chat"] = mem.add(
+        [
+            {"role": "user", "content": "I bought a red bike 🚲", "id": "m-1", "name": "Ana",
+             "timestamp": "2024-03-01T09:30:00+09:00", "metadata": {"price": 120}},
+            {"role": "assistant", "content": "Red bikes are fast", "id": "m-2"},
+        ],
+        user_id="ana",
+        agent_id="shop-bot",
+        session_id="s1",
+        metadata={"src": "chat", "tags": ["sport", "bike"], "nested": {"a": [1, 2.5, None]}},
+    )  # fmt: skip
+    clock.advance(hours=2)
+    made["pref"] = mem.add(
+        "Ana prefers green tea to coffee", user_id="ana", kind="preference", importance=0.9
+    )[0]
+    made["zh"] = mem.add("我每天早上喝榛子拿铁", user_id="ana", session_id="s2")[0]
+    made["bob"] = mem.add("Bob lives in Porto", user_id="bob", timestamp="2023-12-31T23:00:00Z")[0]
+    clock.advance(days=1)
+    made["updated"] = mem.update(made["pref"].id, content="Ana prefers jasmine tea", importance=0.7)
+    made["gone"] = mem.add("a memory that will be deleted", user_id="ana")[0]
+    clock.advance(minutes=5)
+    mem.delete(made["gone"].id)
+    mem.search("tea", user_id="ana")  # access counts and times are part of the record
+    return made
+
+
+def export_jsonl(mem: Memory, path: Path, **kwargs: Any) -> list[dict[str, Any]]:
+    rows = list(mem.export(**kwargs))
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    return rows
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+@pytest.fixture
+def source(mem: Memory, clock: Any) -> Memory:
+    populate(mem, clock)
+    return mem
+
+
+def test_export_rows_have_a_header_memories_and_history(source: Memory) -> None:
+    rows = list(source.export())
+    assert rows[0] == {
+        "type": "header",
+        "format": "memstrata-export",
+        "version": 1,
+        "embedding_model": "hashing-v1/256",
+    }
+    kinds = [r["type"] for r in rows[1:]]
+    assert kinds == sorted(kinds, key=["memory", "history"].index)
+    assert kinds.count("memory") == 5
+    assert [r["event"] for r in rows if r["type"] == "history"].count("DELETE") == 1
+    json.dumps(rows)  # JSON-ready as it is
+
+
+def test_export_then_import_into_a_new_file_round_trips_exactly(
+    source: Memory, tmp_path: Path
+) -> None:
+    original = export_jsonl(source, tmp_path / "dump.jsonl")
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        assert copy.import_rows(read_jsonl(tmp_path / "dump.jsonl")) == 5
+        assert list(copy.export()) == original
+
+        for user in ("ana", "bob"):
+            assert list(copy.list(user_id=user)) == list(source.list(user_id=user))
+            for rec in source.list(user_id=user):
+                assert copy.get(rec.id) == rec
+                assert copy.history(rec.id) == source.history(rec.id)
+        gone = next(r for r in original if r["type"] == "history" and r["event"] == "DELETE")
+        assert copy.history(gone["memory_id"]) == source.history(gone["memory_id"])
+        with pytest.raises(NotFoundError):
+            copy.get(gone["memory_id"])
+        assert copy.stats()["history_events"] == source.stats()["history_events"]
+
+
+def test_the_imported_store_searches_like_the_original(source: Memory, tmp_path: Path) -> None:
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        copy.import_rows(source.export())
+        for query in ("jasmine tea", "红 拿铁", "bike", "Porto"):
+            for mode in ("hybrid", "vector", "keyword"):
+                for user in ("ana", "bob"):
+                    a = source.search(query, user_id=user, mode=mode)  # type: ignore[arg-type]
+                    b = copy.search(query, user_id=user, mode=mode)  # type: ignore[arg-type]
+                    assert [h.id for h in b] == [h.id for h in a], (query, mode, user)
+        assert [h.content for h in copy.search("拿铁", user_id="ana", mode="keyword")] == [
+            "我每天早上喝榛子拿铁"
+        ]
+
+
+def test_importing_twice_changes_nothing(source: Memory, tmp_path: Path) -> None:
+    rows = list(source.export())
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        assert copy.import_rows(rows) == 5
+        first = list(copy.export())
+        stats = copy.stats()
+        assert copy.import_rows(rows) == 0
+        assert list(copy.export()) == first
+        assert {k: v for k, v in copy.stats().items() if k != "bytes"} == {
+            k: v for k, v in stats.items() if k != "bytes"
+        }
+    assert source.import_rows(rows) == 0  # into the store it came from
+    assert list(source.export()) == rows
+
+
+def test_one_users_export_imports_only_that_user(source: Memory, tmp_path: Path) -> None:
+    rows = export_jsonl(source, tmp_path / "bob.jsonl", user_id="bob")
+    assert {r["user_id"] for r in rows if r["type"] != "header"} == {"bob"}
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        assert copy.import_rows(read_jsonl(tmp_path / "bob.jsonl")) == 1
+        assert list(copy.export()) == rows
+        assert list(copy.list(user_id="ana")) == []
+
+
+def test_import_with_another_model_re_embeds(source: Memory, tmp_path: Path) -> None:
+    rows = list(source.export())
+    with Memory(tmp_path / "copy.db", embedder=HashingEmbedder(dim=64)) as copy:
+        assert copy.import_rows(rows) == 5
+        for rec in copy.list(user_id="ana"):
+            assert rec.embedding_model == "hashing-v1/64"
+        strip = [{k: v for k, v in r.items() if k != "embedding_model"} for r in rows]
+        again = [{k: v for k, v in r.items() if k != "embedding_model"} for r in copy.export()]
+        assert again == strip
+        got = copy.search("Ana prefers jasmine tea", user_id="ana", mode="vector")
+        assert got[0].content == "Ana prefers jasmine tea"
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [
+        ({"type": "memo"}, "rows[1].type"),
+        ({"type": "memory", "id": "x"}, "rows[1]."),
+        ("not a row", "rows[1].type"),
+    ],
+)
+def test_a_malformed_row_is_rejected_and_nothing_is_written(
+    source: Memory, tmp_path: Path, bad: Any, field: str
+) -> None:
+    rows = list(source.export())
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        with pytest.raises(ValidationError) as err:
+            copy.import_rows([rows[0], bad, *rows[1:]])
+        assert err.value.field is not None and err.value.field.startswith(field)
+        assert copy.stats()["memories"] == 0
+        assert copy.stats()["history_events"] == 0
+
+
+def test_a_row_with_blank_content_is_rejected(source: Memory, tmp_path: Path) -> None:
+    rows = list(source.export())
+    memory = next(i for i, r in enumerate(rows) if r["type"] == "memory")
+    rows[memory] = {**rows[memory], "content": "   "}
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        with pytest.raises(ValidationError) as err:
+            copy.import_rows(rows)
+        assert err.value.field == f"rows[{memory}].content"
+        assert copy.stats()["memories"] == 0
+
+
+def test_times_survive_the_round_trip_as_utc(source: Memory, tmp_path: Path) -> None:
+    rows = list(source.export())
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        copy.import_rows(rows)
+        [bike, _reply, *_] = copy.list(user_id="ana")
+        assert bike.occurred_at is not None
+        assert bike.occurred_at.isoformat() == "2024-03-01T00:30:00+00:00"
+        assert bike.occurred_at.utcoffset() == timedelta(0)
+        assert bike.created_at == source.get(bike.id).created_at
+
+
+def test_async_export_import_round_trip(source: Memory, tmp_path: Path) -> None:
+    rows = list(source.export())
+
+    async def main() -> list[dict[str, Any]]:
+        async with AsyncMemory(tmp_path / "copy.db", embedder="hashing") as copy:
+            assert await copy.import_rows(rows) == 5
+            assert await copy.import_rows(rows) == 0
+            return await copy.export()
+
+    assert asyncio.run(main()) == rows
+
+
+def test_a_skipped_duplicate_brings_no_orphan_history(source: Memory, tmp_path: Path) -> None:
+    rows = list(source.export(user_id="bob"))
+    [bob] = [r for r in rows if r["type"] == "memory"]
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        [mine] = copy.add(bob["content"], user_id="bob", timestamp=bob["occurred_at"])
+        assert mine.id != bob["id"]
+        assert copy.import_rows(rows) == 0  # the same content is already there
+        assert [r.id for r in copy.list(user_id="bob")] == [mine.id]
+        with pytest.raises(NotFoundError):
+            copy.history(bob["id"])
