@@ -16,14 +16,14 @@ from .errors import (
     ValidationError,
 )
 from .memory import Memory
-from .models import Hit, HistoryEvent, MemoryKind, MemoryPage, MemoryRecord, Message
+from .models import HistoryEvent, Hit, MemoryKind, MemoryPage, MemoryRecord, Message
 
 __all__ = [
     "AsyncMemory",
     "EmbedderError",
     "EmbeddingModelMismatchError",
-    "Hit",
     "HistoryEvent",
+    "Hit",
     "Memory",
     "MemoryKind",
     "MemoryPage",

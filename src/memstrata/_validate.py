@@ -142,7 +142,9 @@ def _message(item: Any, prefix: str | None) -> Message:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
             cause = err.get("ctx", {}).get("error")
-            msg = str(cause).split(": ", 1)[-1] if isinstance(cause, ValidationError) else err["msg"]
+            msg = (
+                str(cause).split(": ", 1)[-1] if isinstance(cause, ValidationError) else err["msg"]
+            )
             raise ValidationError(name(loc) if loc else field, msg) from exc
     else:
         raise ValidationError(field, f"expected text or a message dict, got {type(item).__name__}")
@@ -154,4 +156,3 @@ def _message(item: Any, prefix: str | None) -> Message:
     if msg.id is not None:
         scope_id(msg.id, name("id"))
     return msg
-

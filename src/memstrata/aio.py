@@ -7,8 +7,8 @@ and there is no second copy of the logic. :class:`Memory` is thread-safe.
 
 from __future__ import annotations
 
-import functools
 import builtins
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any, ParamSpec, TypeVar
 
@@ -72,4 +72,3 @@ class AsyncMemory:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
-

@@ -23,8 +23,8 @@ from .errors import (
 )
 from .indexing import embed_records, keyword_terms
 from .models import (
-    Hit,
     HistoryEvent,
+    Hit,
     MemoryPage,
     MemoryRecord,
     Message,
@@ -32,7 +32,7 @@ from .models import (
     new_id,
 )
 from .retrieval.filters import parse_filter
-from .retrieval.search import Scope, SearchRequest, Searcher, scope_where
+from .retrieval.search import Scope, Searcher, SearchRequest, scope_where
 from .store.sqlite import SQLiteStore, parse_db_url
 
 __all__ = ["Memory", "MessageInput", "Progress"]
@@ -159,9 +159,7 @@ class Memory:
         for i, m in enumerate(msgs):
             meta = {**base_meta, **v.metadata(m.metadata, f"messages[{i}].metadata")}
             speaker = m.name
-            hashed = content_hash(
-                m.content, agent_id, session_id, kind_.value, speaker or m.role
-            )
+            hashed = content_hash(m.content, agent_id, session_id, kind_.value, speaker or m.role)
             records.append(
                 MemoryRecord(
                     id=new_id(), user_id=user_id, agent_id=agent_id, session_id=session_id,
@@ -245,7 +243,9 @@ class Memory:
                 clash = self.store.find_by_hash(c, old.user_id, [new.content_hash])
                 other = clash.get(new.content_hash)
                 if other is not None and other.id != old.id:
-                    raise ValidationError("content", f"memory {other.id} already holds this content")
+                    raise ValidationError(
+                        "content", f"memory {other.id} already holds this content"
+                    )
             row = self.store.record_row(new)
             c.execute(
                 "UPDATE memories SET content = ?, metadata = ?, importance = ?, updated_at = ?, "
@@ -254,7 +254,9 @@ class Memory:
             )
             if vectors is not None:
                 self.store.replace_index(c, new.id, keyword_terms(new), vectors)
-            self.store.add_history(c, new.id, new.user_id, "UPDATE", old, new, changes["updated_at"])
+            self.store.add_history(
+                c, new.id, new.user_id, "UPDATE", old, new, changes["updated_at"]
+            )
 
         self.store.transact(write)
         return new
@@ -597,4 +599,3 @@ class Memory:
 
     def __repr__(self) -> str:
         return f"Memory({self.path!r}, embedder={self.embedder.name!r})"
-

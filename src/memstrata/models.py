@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .errors import ValidationError
 
 __all__ = [
-    "Hit",
     "HistoryEvent",
+    "Hit",
     "MemoryKind",
     "MemoryPage",
     "MemoryRecord",

@@ -222,7 +222,11 @@ class Searcher:
             ids, sims = ids[keep], sims[keep]
         if ids.size == 0:
             return
-        top = np.argpartition(-sims, min(n, ids.size) - 1)[:n] if ids.size > n else np.arange(ids.size)
+        top = (
+            np.argpartition(-sims, min(n, ids.size) - 1)[:n]
+            if ids.size > n
+            else np.arange(ids.size)
+        )
         top = top[np.argsort(-sims[top], kind="stable")]
         for rank, i in enumerate(top, start=1):
             rid = int(ids[i])
@@ -277,18 +281,25 @@ class Searcher:
                 if floor is None:
                     floor = float(getattr(self.embedder, "similarity_floor", 0.0))
                 v = np.where(has_vec, fusion.absolute_similarity(np.nan_to_num(cos), floor), 0.0)
-                k = np.where(has_kw, fusion.saturate(np.nan_to_num(bm25), cfg.keyword_saturation), 0.0)
+                k = np.where(
+                    has_kw, fusion.saturate(np.nan_to_num(bm25), cfg.keyword_saturation), 0.0
+                )
             else:
                 v = fusion.minmax(np.nan_to_num(cos), has_vec)
                 # BM25 is scaled from 0, not min-max: the weakest match still beats no match.
                 top = float(np.nanmax(bm25)) if has_kw.any() else 0.0
                 k = np.where(has_kw, np.nan_to_num(bm25) / top if top > 0 else 1.0, 0.0)
             w = cfg.keyword_weight if (use_vec and use_kw) else (0.0 if use_vec else 1.0)
-            relevance = fusion.weighted([v, k], [1.0 - w, w]) if w not in (0.0, 1.0) else (k if w else v)
+            relevance = (
+                fusion.weighted([v, k], [1.0 - w, w]) if w not in (0.0, 1.0) else (k if w else v)
+            )
         importance = np.array([r.importance for r in recs], dtype=np.float64)
         now = req.now
         age_days = np.array(
-            [max((now - (r.occurred_at or r.created_at)).total_seconds(), 0.0) / 86400 for r in recs]
+            [
+                max((now - (r.occurred_at or r.created_at)).total_seconds(), 0.0) / 86400
+                for r in recs
+            ]
         )
         recency = 0.5 ** (age_days / cfg.recency_half_life_days)
         access = np.array([1.0 - 1.0 / (1.0 + r.access_count) for r in recs], dtype=np.float64)

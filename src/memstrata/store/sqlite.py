@@ -317,10 +317,15 @@ class SQLiteStore:
             self.add_history(c, record.id, record.user_id, "ADD", None, record, record.created_at)
         return record
 
-    def _put_vectors(self, c: sqlite3.Connection, rowid: int | None, user_id: str, vectors: np.ndarray) -> None:
+    def _put_vectors(
+        self, c: sqlite3.Connection, rowid: int | None, user_id: str, vectors: np.ndarray
+    ) -> None:
         c.executemany(
             "INSERT INTO vectors (memory_rowid, chunk, user_id, vector) VALUES (?, ?, ?, ?)",
-            [(rowid, i, user_id, np.asarray(v, dtype=np.float32).tobytes()) for i, v in enumerate(vectors)],
+            [
+                (rowid, i, user_id, np.asarray(v, dtype=np.float32).tobytes())
+                for i, v in enumerate(vectors)
+            ],
         )
         self.bump_generation(c, user_id)
 
@@ -383,7 +388,9 @@ class SQLiteStore:
                 out[row[0]] = self.row_record(row[1:])
         return out
 
-    def find_by_hash(self, c: sqlite3.Connection, user_id: str, hashes: Sequence[str]) -> dict[str, MemoryRecord]:
+    def find_by_hash(
+        self, c: sqlite3.Connection, user_id: str, hashes: Sequence[str]
+    ) -> dict[str, MemoryRecord]:
         out: dict[str, MemoryRecord] = {}
         for start in range(0, len(hashes), 500):
             part = list(hashes[start : start + 500])
@@ -408,10 +415,14 @@ class SQLiteStore:
     def rowids(self, where: str, params: Sequence[Any]) -> set[int]:
         return {r[0] for r in self.read(f"SELECT rowid FROM memories WHERE {where}", params)}
 
-    def delete_where(self, c: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[tuple[int, str, str]]:
+    def delete_where(
+        self, c: sqlite3.Connection, where: str, params: Sequence[Any]
+    ) -> list[tuple[int, str, str]]:
         """Delete matching records from records, keyword index and vectors; returns
         ``(rowid, id, user_id)`` of what was removed."""
-        gone = c.execute(f"SELECT rowid, id, user_id FROM memories WHERE {where}", params).fetchall()
+        gone = c.execute(
+            f"SELECT rowid, id, user_id FROM memories WHERE {where}", params
+        ).fetchall()
         for start in range(0, len(gone), 500):
             part = [g[0] for g in gone[start : start + 500]]
             marks = ",".join("?" * len(part))
@@ -506,8 +517,12 @@ class SQLiteStore:
 
     def counts(self, user_id: str | None) -> dict[str, Any]:
         where, params = ("user_id = ?", (user_id,)) if user_id is not None else ("1", ())
-        by_kind = dict(self.read(f"SELECT kind, COUNT(*) FROM memories WHERE {where} GROUP BY kind", params))
-        users = self.read(f"SELECT COUNT(DISTINCT user_id) FROM memories WHERE {where}", params)[0][0]
+        by_kind = dict(
+            self.read(f"SELECT kind, COUNT(*) FROM memories WHERE {where} GROUP BY kind", params)
+        )
+        users = self.read(f"SELECT COUNT(DISTINCT user_id) FROM memories WHERE {where}", params)[0][
+            0
+        ]
         vectors = self.read(f"SELECT COUNT(*) FROM vectors WHERE {where}", params)[0][0]
         history = self.read(f"SELECT COUNT(*) FROM history WHERE {where}", params)[0][0]
         return {
@@ -521,6 +536,4 @@ class SQLiteStore:
     def file_size(self) -> int:
         if self.path == ":memory:":
             return 0
-        return sum(
-            os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p)
-        )
+        return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
