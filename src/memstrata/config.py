@@ -30,7 +30,8 @@ class RetrievalConfig(BaseModel):
     * ``"rrf"``: reciprocal rank fusion, ``Σ 1/(k + rank)`` (Cormack et al., SIGIR 2009),
       rescaled so that rank 1 in every list scores 1.
 
-    The fused relevance is then reranked with importance, recency and access:
+    The fused relevance is lifted by the best neighbouring turn of the same session
+    (``context_weight``) and then reranked with importance, recency and access:
     ``final = (1 - wi - wr - wa)·relevance + wi·importance + wr·recency + wa·access``.
 
     Attributes:
@@ -48,6 +49,10 @@ class RetrievalConfig(BaseModel):
             ``"absolute"`` normalisation; ``None`` takes the embedder's own
             ``similarity_floor`` (E5-style models put unrelated text near 0.7), else 0.
         keyword_saturation: the BM25 score that maps to 0.5 in ``"absolute"`` normalisation.
+        context_weight: conversational context ``a``: a turn's relevance becomes
+            ``(rel + a·max(rel of the turns before and after it in its session)) / (1 + a)``,
+            and those neighbours join the candidates, so a reply ("Yes, last Friday!")
+            rises with the question it answers. 0 turns it off.
         track_access: count each returned hit as an access (``access_count``,
             ``last_accessed_at``) for reinforcement.
     """
@@ -66,6 +71,7 @@ class RetrievalConfig(BaseModel):
     similarity_floor: float | None = Field(None, ge=-1.0, lt=1.0)
     keyword_saturation: float = Field(12.0, gt=0.0)
     track_access: bool = True
+    context_weight: float = Field(0.2, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _weights_fit(self) -> RetrievalConfig:

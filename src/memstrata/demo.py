@@ -135,11 +135,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     elapsed = time.perf_counter() - started
     console.print()
     print_report(result, console)
-    cache = result["latency"]["embedder"]["cache_hit_rate"]
+    cache = result["latency"]["embedder"]["cache_hit_rate"] or 0.0
     console.print(
         f"\n[bold]took {elapsed:.0f} s[/] for {result['counts']['messages']} messages and "
         f"{result['counts']['questions']} questions"
-        + (" (embeddings came from the cache; the first run is slower)" if cache else "")
+        + (f" ({cache:.0%} of the embeddings came from the cache)" if cache >= 0.01 else "")
     )
     first = result["config"]["conversations"][0]
     console.rule(f"What memstrata recalls ({first})")

@@ -174,7 +174,7 @@ def _questions(sample: dict[str, Any], known: set[str], counts: dict[str, Any]) 
                 {"conversation": sample["sample_id"], "question": index, "raw": bad}
             )
         if not ids:
-            counts["skipped_no_evidence"] += 1
+            counts["skipped_no_evidence"].append(f"{sample['sample_id']} q{index}")
             continue
         if ids != list(qa["evidence"]):
             counts["repaired_evidence"] += 1
@@ -295,7 +295,7 @@ def run_locomo(
 
     samples = load_conversations(data_path, conversations)
     counts: dict[str, Any] = {
-        "skipped_no_evidence": 0,
+        "skipped_no_evidence": [],
         "repaired_evidence": 0,
         "unrecoverable_evidence": [],
         "deduplicated_turns": 0,

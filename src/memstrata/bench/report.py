@@ -95,8 +95,7 @@ def print_report(result: Mapping[str, Any], console: Console | None = None) -> N
     rate = latency.get("ingest_messages_per_s")
     hit_rate = latency.get("embedder", {}).get("cache_hit_rate")
     counts = result.get("counts", {})
-    skipped = counts.get("skipped_no_evidence", 0)
-    skipped_n = len(skipped) if isinstance(skipped, list) else skipped
+    skipped_n = len(counts.get("skipped_no_evidence", []))
     console.print(
         f"ingested {latency['messages']} messages in {latency['ingest_seconds']:.1f} s "
         f"({_fmt(rate, 1)} messages/s; embedding cache hits {_fmt(hit_rate, 2)}); "

@@ -76,6 +76,7 @@ class _UserVectors:
     matrix: np.ndarray  # (m, dim)
     unique: np.ndarray  # (u,) distinct rowids
     starts: np.ndarray  # (u,) first chunk of each
+    neighbours: dict[int, tuple[int, ...]]  # rowid → adjacent turns in its session
 
 
 class VectorCache:
@@ -100,7 +101,13 @@ class VectorCache:
                 return cached
         rowids, matrix = self._store.load_vectors(user_id, self._dim)
         unique, starts = np.unique(rowids, return_index=True)
-        entry = _UserVectors(gen, rowids, matrix, unique, starts)
+        order = self._store.session_order(user_id)
+        neighbours: dict[int, tuple[int, ...]] = {}
+        for i, rid in enumerate(order):
+            if rid >= 0:
+                around = (order[i - 1] if i else -1, order[i + 1] if i + 1 < len(order) else -1)
+                neighbours[rid] = tuple(n for n in around if n >= 0)
+        entry = _UserVectors(gen, rowids, matrix, unique, starts, neighbours)
         with self._lock:
             if len(self._users) >= self._max_users and user_id not in self._users:
                 self._users.pop(next(iter(self._users)))
@@ -129,6 +136,7 @@ class _Candidates:
     vec_rank: dict[int, int] = field(default_factory=dict)
     bm25: dict[int, float] = field(default_factory=dict)
     kw_rank: dict[int, int] = field(default_factory=dict)
+    neighbours: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 class Searcher:
@@ -155,6 +163,8 @@ class Searcher:
             self._vector_candidates(req, allowed, n, cands)
         if req.mode in ("hybrid", "keyword"):
             self._keyword_candidates(req, n, cands)
+        if cfg.context_weight > 0:
+            self._add_neighbours(cands)
         if not cands.rowids:
             return []
         records = self.store.get_many_by_rowid(cands.rowids)
@@ -234,6 +244,18 @@ class Searcher:
             cands.vec_rank[rid] = rank
         # Cosine for every record in scope, so keyword-only candidates get one too.
         cands.cosine = dict(zip(ids.tolist(), sims.tolist(), strict=True))
+        cands.neighbours = uv.neighbours
+
+    @staticmethod
+    def _add_neighbours(cands: _Candidates) -> None:
+        """Add the turns next to each candidate in its session (when in scope), so a reply
+        whose own words miss the query can rise on its neighbour's relevance."""
+        seen = set(cands.rowids)
+        for rid in list(cands.rowids):
+            for nb in cands.neighbours.get(rid, ()):
+                if nb not in seen and nb in cands.cosine:
+                    seen.add(nb)
+                    cands.rowids.append(nb)
 
     def _keyword_candidates(self, req: SearchRequest, n: int, cands: _Candidates) -> None:
         match = fts_match_expression(query_terms(req.query))
@@ -293,6 +315,13 @@ class Searcher:
             relevance = (
                 fusion.weighted([v, k], [1.0 - w, w]) if w not in (0.0, 1.0) else (k if w else v)
             )
+        context = np.zeros_like(relevance)
+        if cfg.context_weight > 0 and cands.neighbours:
+            index = {rid: i for i, rid in enumerate(rowids)}
+            for i, rid in enumerate(rowids):
+                near = [relevance[index[nb]] for nb in cands.neighbours.get(rid, ()) if nb in index]
+                context[i] = max(near, default=0.0)
+            relevance = (relevance + cfg.context_weight * context) / (1.0 + cfg.context_weight)
         importance = np.array([r.importance for r in recs], dtype=np.float64)
         now = req.now
         age_days = np.array(
@@ -315,6 +344,7 @@ class Searcher:
         return {
             "vector": cos,
             "keyword": bm25,
+            "context": context,
             "relevance": relevance,
             "importance": importance,
             "recency": recency,

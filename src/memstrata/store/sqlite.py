@@ -491,6 +491,23 @@ class SQLiteStore:
             )
         return rowids, matrix.reshape(len(rows), dim)
 
+    def session_order(self, user_id: str) -> list[int]:
+        """A user's records that belong to a session, as rowids in conversation order
+        (grouped by session, then by ``occurred_at``); ``-1`` separates sessions."""
+        rows = self.read(
+            "SELECT rowid, session_id FROM memories WHERE user_id = ? AND session_id IS NOT NULL "
+            "ORDER BY session_id, occurred_at, rowid",
+            (user_id,),
+        )
+        out: list[int] = []
+        last: str | None = None
+        for rowid, session in rows:
+            if out and session != last:
+                out.append(-1)
+            out.append(int(rowid))
+            last = session
+        return out
+
     def keyword_search(
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
     ) -> list[tuple[int, float]]:
