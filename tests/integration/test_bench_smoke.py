@@ -58,7 +58,7 @@ def test_report_and_plot(result: dict, tmp_path: Path) -> None:
     console = Console(record=True, width=120)
     print_report(result, console)
     text = console.export_text()
-    assert "single-hop" in text and "recall@5" in text and "search" in text
+    assert "single-hop" in text and "R@5" in text and "search" in text
     pytest.importorskip("matplotlib")
     keyword = {**result, "label": "keyword"}
     png = plot_results([result, keyword], tmp_path / "recall.png")

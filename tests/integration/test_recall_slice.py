@@ -1,7 +1,8 @@
 """Recall regression guard: the real default embedder on a slice of the dev benchmarks.
 
-Runs cold (no embedding cache), so the time is what CI pays: about 2.5 minutes on two
-cores for both tests. The floors sit a few points under the recall measured when they
+Runs cold (no embedding cache), so the time is what CI pays: about 70 s on two idle
+cores for both tests (conv-26: 419 turns, 197 questions, 33 s; MemoryBank zh: 347 pairs,
+63 questions, 36 s). The floors sit a few points under the recall measured when they
 were set (see ``bench/README.md``); a retrieval change that drops below one fails here.
 Raise a floor when recall improves for good.
 """
@@ -18,10 +19,10 @@ from memstrata.bench.memorybank import run_memorybank
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-#: recall@5, categories 1-4, LoCoMo dev conv-26 (measured MEASURED_LOCOMO).
-LOCOMO_CONV26_FLOOR = FLOOR_LOCOMO
-#: recall@5, MemoryBank dev, Chinese, all 9 users (measured MEASURED_MB).
-MEMORYBANK_ZH_FLOOR = FLOOR_MB
+#: recall@5, categories 1-4, LoCoMo dev conv-26 (150 questions; measured 0.637).
+LOCOMO_CONV26_FLOOR = 0.60
+#: recall@5, MemoryBank dev, Chinese, all 9 users (63 questions; measured 0.947).
+MEMORYBANK_ZH_FLOOR = 0.91
 
 
 def _data(relative: str) -> Path:
@@ -40,7 +41,7 @@ def test_locomo_conv26_recall_floor(tmp_path: Path) -> None:
         show_progress=False,
     )
     overall = result["metrics"]["overall"]
-    assert overall["questions"] >= 150
+    assert overall["questions"] == 150
     assert overall["recall@5"] >= LOCOMO_CONV26_FLOOR, overall
 
 

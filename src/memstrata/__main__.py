@@ -1,0 +1,5 @@
+"""``python -m memstrata`` runs the CLI."""
+
+from .cli import main
+
+main()
