@@ -142,7 +142,9 @@ def _message(item: Any, prefix: str | None) -> Message:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
             cause = err.get("ctx", {}).get("error")
-            why = str(cause).split(": ", 1)[-1] if isinstance(cause, ValidationError) else err["msg"]
+            why = (
+                str(cause).split(": ", 1)[-1] if isinstance(cause, ValidationError) else err["msg"]
+            )
             raise ValidationError(name(loc) if loc else field, why) from exc
     else:
         raise ValidationError(field, f"expected text or a message dict, got {type(item).__name__}")
