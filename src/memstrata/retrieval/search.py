@@ -18,8 +18,8 @@ import numpy as np
 
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
-from ..models import Hit, MemoryRecord
-from ..store.sqlite import SQLiteStore, iso
+from ..models import Hit
+from ..store.sqlite import RankSignals, SQLiteStore, iso
 from ..textproc import fts_match_expression, query_terms
 from . import fusion
 from .filters import Filter, compile_sqlite
@@ -167,20 +167,22 @@ class Searcher:
             self._add_neighbours(cands)
         if not cands.rowids:
             return []
-        records = self.store.get_many_by_rowid(cands.rowids)
-        rowids = [r for r in cands.rowids if r in records]
-        scores = self._score(req, rowids, [records[r] for r in rowids], cands)
+        # Rank on a light projection; build full records only for the hits returned.
+        signals = self.store.rank_signals(cands.rowids)
+        rowids = [r for r in cands.rowids if r in signals]
+        scores = self._score(req, rowids, [signals[r] for r in rowids], cands)
         order = np.argsort(-scores["final"], kind="stable")
+        if req.threshold is not None:
+            order = order[scores["final"][order] >= req.threshold]
+        order = order[: req.limit]
+        records = self.store.get_many_by_rowid([rowids[i] for i in order])
         hits: list[Hit] = []
         for i in order:
-            final = float(scores["final"][i])
-            if req.threshold is not None and final < req.threshold:
-                continue
             rid = rowids[i]
+            if rid not in records:  # deleted by another process since ranking
+                continue
             breakdown = {k: float(v[i]) for k, v in scores.items() if not np.isnan(v[i])}
-            hits.append(Hit(memory=records[rid], score=final, scores=breakdown))
-            if len(hits) >= req.limit:
-                break
+            hits.append(Hit(memory=records[rid], score=float(scores["final"][i]), scores=breakdown))
         if cfg.track_access and hits:
             self.store.touch([h.memory.id for h in hits], req.now)
         return hits
@@ -279,7 +281,7 @@ class Searcher:
         self,
         req: SearchRequest,
         rowids: list[int],
-        recs: list[MemoryRecord],
+        recs: list[RankSignals],
         cands: _Candidates,
     ) -> dict[str, np.ndarray]:
         cfg = self.config
@@ -324,12 +326,7 @@ class Searcher:
             relevance = (relevance + cfg.context_weight * context) / (1.0 + cfg.context_weight)
         importance = np.array([r.importance for r in recs], dtype=np.float64)
         now = req.now
-        age_days = np.array(
-            [
-                max((now - (r.occurred_at or r.created_at)).total_seconds(), 0.0) / 86400
-                for r in recs
-            ]
-        )
+        age_days = np.array([max((now - r.occurred_at).total_seconds(), 0.0) / 86400 for r in recs])
         recency = 0.5 ** (age_days / cfg.recency_half_life_days)
         access = np.array([1.0 - 1.0 / (1.0 + r.access_count) for r in recs], dtype=np.float64)
         final = fusion.rerank(

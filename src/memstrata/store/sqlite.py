@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,17 @@ _TIME_FIELDS = (
     "expires_at",
     "last_accessed_at",
 )
+
+
+_COLUMN_NAMES = [n.strip() for n in _COLUMNS.split(",")]
+
+
+class RankSignals(NamedTuple):
+    """The fields ranking needs, without building a whole record."""
+
+    importance: float
+    occurred_at: datetime  # event time, else creation time
+    access_count: int
 
 
 def parse_db_url(path: str | os.PathLike[str]) -> str:
@@ -280,8 +291,7 @@ class SQLiteStore:
 
     @staticmethod
     def row_record(row: Sequence[Any]) -> MemoryRecord:
-        names = [n.strip() for n in _COLUMNS.split(",")]
-        data = dict(zip(names, row, strict=True))
+        data = dict(zip(_COLUMN_NAMES, row, strict=True))
         for key in _TIME_FIELDS:
             data[key] = _from_iso(data[key])
         data["metadata"] = json.loads(data["metadata"])
@@ -386,6 +396,21 @@ class SQLiteStore:
             )
             for row in rows:
                 out[row[0]] = self.row_record(row[1:])
+        return out
+
+    def rank_signals(self, rowids: Sequence[int]) -> dict[int, RankSignals]:
+        """Importance, event time and access count by rowid (records that still exist)."""
+        out: dict[int, RankSignals] = {}
+        ids = list(rowids)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self.read(
+                "SELECT rowid, importance, COALESCE(occurred_at, created_at), access_count "
+                f"FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
+                part,
+            )
+            for rid, imp, when, count in rows:
+                out[rid] = RankSignals(imp, datetime.fromisoformat(when), count)
         return out
 
     def find_by_hash(
