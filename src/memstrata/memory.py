@@ -178,9 +178,7 @@ class Memory:
             return []
         self._require_model()
         user_id = records[0].user_id
-        existing = self.store.transact(
-            lambda c: self.store.find_by_hash(c, user_id, [r.content_hash for r in records])
-        )
+        existing = self.store.find_by_hash(None, user_id, [r.content_hash for r in records])
         fresh: dict[str, MemoryRecord] = {}
         for r in records:
             if r.content_hash not in existing and r.content_hash not in fresh:

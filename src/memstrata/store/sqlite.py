@@ -414,16 +414,22 @@ class SQLiteStore:
         return out
 
     def find_by_hash(
-        self, c: sqlite3.Connection, user_id: str, hashes: Sequence[str]
+        self, c: sqlite3.Connection | None, user_id: str, hashes: Sequence[str]
     ) -> dict[str, MemoryRecord]:
+        """Records of ``user_id`` by content hash, inside transaction ``c`` or (``None``) as
+        a plain read that takes no write lock."""
         out: dict[str, MemoryRecord] = {}
         for start in range(0, len(hashes), 500):
             part = list(hashes[start : start + 500])
-            rows = c.execute(
+            sql = (
                 f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? "
-                f"AND content_hash IN ({','.join('?' * len(part))})",
-                [user_id, *part],
-            ).fetchall()
+                f"AND content_hash IN ({','.join('?' * len(part))})"
+            )
+            rows = (
+                c.execute(sql, [user_id, *part]).fetchall()
+                if c
+                else self.read(sql, [user_id, *part])
+            )
             for row in rows:
                 rec = self.row_record(row)
                 out[rec.content_hash] = rec
