@@ -9,9 +9,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from pydantic import ValidationError as PydanticValidationError
-
 from . import _validate as v
+from . import transfer
 from .config import RetrievalConfig, default_db_path
 from .embed import get_embedder
 from .embed.base import Embedder
@@ -498,20 +497,7 @@ class Memory:
 
         ``user_id`` limits the export to one user; ``None`` exports the whole store.
         """
-        uid = v.scope_id(user_id, "user_id") if user_id is not None else None
-        yield {"type": "header", "format": "memstrata-export", "version": 1,
-               "embedding_model": self.store.get_meta("embedding_model")}  # fmt: skip
-        where, params = ("user_id = ?", [uid]) if uid is not None else ("1", [])
-        last = ""
-        while True:
-            page = self.store.select(f"{where} AND id > ?", [*params, last], limit=500)
-            if not page:
-                break
-            for rec in page:
-                yield {"type": "memory", **rec.to_json()}
-            last = page[-1].id
-        for event in self.store.history_rows(uid):
-            yield {"type": "history", **event.model_dump(mode="json")}
+        return transfer.export_rows(self, user_id=user_id)
 
     def import_rows(
         self, rows: Iterable[dict[str, Any]], *, progress: Progress | None = None
@@ -519,71 +505,16 @@ class Memory:
         """Import rows from :meth:`export` exactly (same ids, times, metadata, history).
 
         Memories are re-embedded with the configured model. A memory whose id or content
-        already exists is skipped, so importing twice changes nothing.
+        already exists is skipped (and so is its history), so importing twice changes nothing.
 
         Returns:
             How many memories were imported.
 
         Raises:
-            ValidationError: a row is malformed (names the row number and field).
+            ValidationError: a row is malformed (names the row number and field); nothing
+                is written then.
         """
-        self._require_model()
-        records: builtins.list[MemoryRecord] = []
-        events: builtins.list[HistoryEvent] = []
-        for n, row in enumerate(rows):
-            if not isinstance(row, dict) or row.get("type") not in ("header", "memory", "history"):
-                raise ValidationError(f"rows[{n}].type", "expected 'header', 'memory' or 'history'")
-            body = {k: val for k, val in row.items() if k != "type"}
-            try:
-                if row["type"] == "memory":
-                    rec = MemoryRecord.model_validate(body)
-                    v.content(rec.content, f"rows[{n}].content")
-                    v.metadata(rec.metadata, f"rows[{n}].metadata")
-                    records.append(rec)
-                elif row["type"] == "history":
-                    events.append(HistoryEvent.model_validate(body))
-            except PydanticValidationError as exc:
-                err = exc.errors()[0]
-                loc = ".".join(str(p) for p in err["loc"])
-                raise ValidationError(f"rows[{n}].{loc}", err["msg"]) from exc
-        imported = 0
-        total = len(records)
-        skipped: set[str] = set()
-        for start in range(0, total, 64):
-            part = records[start : start + 64]
-            known = {
-                r[0]
-                for r in self.store.read(
-                    f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(part))})",
-                    [r.id for r in part],
-                )
-            }
-            skipped.update(r.id for r in part if r.id in known)
-            part = [r for r in part if r.id not in known]
-            vectors = embed_records(self.embedder, part)
-            terms = [keyword_terms(r) for r in part]
-
-            def write(c: sqlite3.Connection, part=part, vectors=vectors, terms=terms) -> int:
-                done = 0
-                for r, t, vec in zip(part, terms, vectors, strict=True):
-                    r2 = r.model_copy(update={"embedding_model": self.embedder.name})
-                    if self.store.insert(c, r2, t, vec, history=False) is None:
-                        skipped.add(r.id)  # same content already stored under another id
-                    else:
-                        done += 1
-                return done
-
-            imported += self.store.transact(write)
-            if progress:
-                progress(min(start + 64, total), total)
-
-        def write_history(c: sqlite3.Connection) -> None:
-            for e in events:
-                if e.memory_id not in skipped:
-                    self.store.insert_history(c, e)
-
-        self.store.transact(write_history)
-        return imported
+        return transfer.import_rows(self, rows, progress=progress)
 
     def close(self) -> None:
         """Close the store. The object must not be used afterwards."""
