@@ -1,0 +1,26 @@
+"""The ``memstrata`` command line: thin commands over :class:`~memstrata.Memory`.
+
+Every command opens the store named by ``--db`` with the embedder named by ``--embedder``
+(both default to ``MEMSTRATA_DB`` / ``MEMSTRATA_EMBEDDER``, read once here, at the edge),
+calls one ``Memory`` method and prints the result: a rich table for people, or with
+``--json`` one JSON document on stdout (``export`` always writes JSON Lines). Progress
+bars, prompts and errors go to stderr so that stdout stays machine-readable.
+
+A :class:`~memstrata.errors.MemstrataError` becomes one red ``error: <message>`` line
+on stderr and exit code 2 (usage error) or 1 (runtime error), never a traceback.
+"""
+
+from __future__ import annotations
+
+from . import memory_commands  # noqa: F401  (importing it registers its commands on app)
+from ._common import app
+from .bench import bench_app
+
+__all__ = ["app", "main"]
+
+app.add_typer(bench_app, name="bench")
+
+
+def main() -> None:
+    """Entry point of the ``memstrata`` console script."""
+    app(prog_name="memstrata")

@@ -1,0 +1,329 @@
+"""The commands over one store.
+
+add, search, list, get, update, delete, forget, history, stats, export, import, reindex.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Annotated, Any
+
+import typer
+
+from ..errors import ValidationError
+from ._common import (
+    AgentOpt,
+    IdArg,
+    ImportanceOpt,
+    KindOpt,
+    MetaJsonOpt,
+    MetaOpt,
+    Mode,
+    OptUserOpt,
+    SessionOpt,
+    UserOpt,
+    _cells,
+    _emit,
+    _fields,
+    _json_object,
+    _metadata,
+    _open,
+    _open_file,
+    _print_table,
+    _progress,
+    _say,
+    _state,
+    app,
+)
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    text: Annotated[str, typer.Argument(help="The text to remember.")],
+    user: UserOpt,
+    agent: AgentOpt = None,
+    session: SessionOpt = None,
+    time: Annotated[str | None, typer.Option(help="When it happened (ISO-8601).")] = None,
+    meta: MetaOpt = None,
+    meta_json: MetaJsonOpt = None,
+    importance: ImportanceOpt = None,
+    kind: Annotated[str, typer.Option(help="Memory kind.")] = "episodic",
+) -> None:
+    """Store one memory."""
+    state = _state(ctx)
+    metadata = _metadata(meta, meta_json)
+    with _open(state) as mem:
+        records = mem.add(
+            text,
+            user_id=user,
+            agent_id=agent,
+            session_id=session,
+            timestamp=time,
+            metadata=metadata,
+            importance=importance,
+            kind=kind,
+        )
+    if state.json:
+        return _emit([r.to_json() for r in records])
+    for record in records:
+        _say(state.out, f"added {record.id}")
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to recall.")],
+    user: UserOpt,
+    agent: AgentOpt = None,
+    session: SessionOpt = None,
+    limit: Annotated[int, typer.Option(help="Most hits to return.")] = 10,
+    threshold: Annotated[float | None, typer.Option(help="Minimum score in [0, 1].")] = None,
+    mode: Annotated[Mode, typer.Option(help="Which signals to use.")] = "hybrid",
+    kind: KindOpt = None,
+    filter_json: Annotated[str | None, typer.Option(help="Metadata filter as JSON.")] = None,
+) -> None:
+    """Recall the memories most relevant to QUERY."""
+    state = _state(ctx)
+    filters = _json_object(filter_json, "--filter-json") if filter_json is not None else None
+    with _open(state) as mem:
+        hits = mem.search(
+            query,
+            user_id=user,
+            agent_id=agent,
+            session_id=session,
+            limit=limit,
+            filters=filters,
+            threshold=threshold,
+            kinds=kind,
+            mode=mode,
+        )
+    if state.json:
+        return _emit([hit.model_dump(mode="json") for hit in hits])
+    columns = ("#", "score", "kind", "date (UTC)", "speaker", "content")
+    rows = [
+        (str(rank), f"{hit.score:.3f}", hit.memory.kind, *_cells(hit.memory))
+        for rank, hit in enumerate(hits, 1)
+    ]
+    _print_table(state, columns, rows)
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    user: UserOpt,
+    agent: AgentOpt = None,
+    session: SessionOpt = None,
+    kind: KindOpt = None,
+    limit: Annotated[int, typer.Option(help="Page size.")] = 100,
+    cursor: Annotated[str | None, typer.Option(help="Cursor from the previous page.")] = None,
+) -> None:
+    """List a user's memories, oldest first, one page at a time."""
+    state = _state(ctx)
+    with _open(state) as mem:
+        page = mem.list(
+            user_id=user,
+            agent_id=agent,
+            session_id=session,
+            kinds=kind,
+            limit=limit,
+            cursor=cursor,
+        )
+    if state.json:
+        return _emit(page.model_dump(mode="json"))
+    columns = ("id", "kind", "date (UTC)", "speaker", "content")
+    _print_table(state, columns, [(rec.id, rec.kind, *_cells(rec)) for rec in page])
+    if page.next_cursor:
+        _say(state.err, f"more: --cursor {page.next_cursor}")
+
+
+@app.command()
+def get(
+    ctx: typer.Context,
+    memory_id: IdArg,
+    user: OptUserOpt = None,
+) -> None:
+    """Show one memory."""
+    state = _state(ctx)
+    with _open(state) as mem:
+        record = mem.get(memory_id, user_id=user)
+    if state.json:
+        return _emit(record.to_json())
+    _fields(state, record.to_json())
+
+
+@app.command()
+def update(
+    ctx: typer.Context,
+    memory_id: IdArg,
+    content: Annotated[str | None, typer.Option(help="New text (re-embedded).")] = None,
+    meta: MetaOpt = None,
+    meta_json: MetaJsonOpt = None,
+    importance: ImportanceOpt = None,
+    user: OptUserOpt = None,
+) -> None:
+    """Change a memory's content, metadata (replaced whole) or importance."""
+    state = _state(ctx)
+    metadata = _metadata(meta, meta_json)
+    with _open(state) as mem:
+        record = mem.update(
+            memory_id, content=content, metadata=metadata, importance=importance, user_id=user
+        )
+    if state.json:
+        return _emit(record.to_json())
+    _say(state.out, f"updated {record.id}")
+
+
+@app.command()
+def delete(
+    ctx: typer.Context,
+    memory_id: IdArg,
+    user: OptUserOpt = None,
+) -> None:
+    """Delete one memory (its history is kept)."""
+    state = _state(ctx)
+    with _open(state) as mem:
+        mem.delete(memory_id, user_id=user)
+    if state.json:
+        return _emit({"deleted": memory_id})
+    _say(state.out, f"deleted {memory_id}")
+
+
+@app.command()
+def forget(
+    ctx: typer.Context,
+    user: UserOpt,
+    agent: AgentOpt = None,
+    session: SessionOpt = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete every memory of a user (or of one agent or session of theirs)."""
+    state = _state(ctx)
+    if not yes:
+        typer.confirm(f"Delete every memory of user {user!r}?", abort=True, err=True)
+    with _open(state) as mem:
+        removed = mem.delete_all(user_id=user, agent_id=agent, session_id=session)
+    if state.json:
+        return _emit({"removed": removed})
+    _say(state.out, f"removed {removed} memories")
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    memory_id: IdArg,
+    user: OptUserOpt = None,
+) -> None:
+    """Show the audit history of one memory."""
+    state = _state(ctx)
+    with _open(state) as mem:
+        events = mem.history(memory_id, user_id=user)
+    if state.json:
+        return _emit([event.model_dump(mode="json") for event in events])
+    columns = ("date (UTC)", "event", "old content", "new content")
+    rows = [
+        (e.created_at.strftime("%Y-%m-%d %H:%M:%S"), e.event, e.old_content, e.new_content)
+        for e in events
+    ]
+    _print_table(state, columns, rows)
+
+
+@app.command()
+def stats(ctx: typer.Context, user: OptUserOpt = None) -> None:
+    """Show counts and store details."""
+    state = _state(ctx)
+    with _open(state) as mem:
+        result = mem.stats(user_id=user)
+    if state.json:
+        return _emit(result)
+    _fields(state, result)
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    user: OptUserOpt = None,
+    out: Annotated[
+        Path | None, typer.Option(dir_okay=False, help="Output file.", show_default="stdout")
+    ] = None,
+) -> None:
+    """Write memories and their history as JSON Lines."""
+    state = _state(ctx)
+    with _open(state) as mem:
+        if out is None:
+            for row in mem.export(user_id=user):
+                _emit(row)
+            return
+        count = _write_jsonl(out, mem.export(user_id=user))
+    if state.json:
+        return _emit({"exported": count, "path": str(out)})
+    _say(state.err, f"exported {count} rows to {out}")
+
+
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
+    # Write beside the target and rename, so a failed export never leaves a truncated
+    # file that looks complete.
+    partial = path.with_name(path.name + ".partial")
+    count = 0
+    try:
+        with _open_file(partial, "w", "--out") as fh:
+            for row in rows:
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                count += 1
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+    return count
+
+
+@app.command("import")
+def import_(
+    ctx: typer.Context,
+    file: Annotated[
+        Path,
+        typer.Argument(dir_okay=False, allow_dash=True, help="JSON Lines; - for stdin."),
+    ],
+) -> None:
+    """Load rows written by export (same ids, times, metadata, history)."""
+    state = _state(ctx)
+    rows = _read_rows(file)
+    with _open(state) as mem, _progress(state, "importing") as progress:
+        count = mem.import_rows(rows, progress=progress)
+    if state.json:
+        return _emit({"imported": count})
+    _say(state.out, f"imported {count} memories")
+
+
+def _read_rows(file: Path) -> list[dict[str, Any]]:
+    """Parse every line first, so a bad file is rejected before anything is written."""
+    if str(file) == "-":
+        return _parse_lines(sys.stdin, "stdin")
+    with _open_file(file, "r", "FILE") as fh:
+        return _parse_lines(fh, str(file))
+
+
+def _parse_lines(lines: IO[str], name: str) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    try:
+        for lineno, line in enumerate(lines, 1):
+            if line.strip():
+                rows.append(_json_object(line, f"{name}:{lineno}"))
+    except UnicodeDecodeError as exc:
+        raise ValidationError(name, f"not UTF-8 text ({exc.reason})") from exc
+    return rows
+
+
+@app.command()
+def reindex(ctx: typer.Context) -> None:
+    """Re-embed every memory with the configured embedder (after changing models)."""
+    state = _state(ctx)
+    # The store may have been embedded with another model: that is why we are here.
+    with _open(state, check_embedder=False) as mem, _progress(state, "re-embedding") as progress:
+        count = mem.reindex(progress=progress)
+    if state.json:
+        return _emit({"reindexed": count, "embedder": state.embedder})
+    _say(state.out, f"re-embedded {count} memories with {state.embedder}")
