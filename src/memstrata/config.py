@@ -26,7 +26,7 @@ class RetrievalConfig(BaseModel):
       ``relevance = (1-w)·vec + w·bm25`` (score fusion as in Bruch et al., "An Analysis of
       Fusion Functions for Hybrid Retrieval", TOIS 2023). Measured better than RRF on the
       LoCoMo and MemoryBank dev data (see README, "Benchmarks"); the defaults below
-      (absolute normalisation, w = 0.2, saturation 12) were chosen there.
+      (absolute normalisation, w = 0.2, context 0.2) were chosen there.
     * ``"rrf"``: reciprocal rank fusion, ``Σ 1/(k + rank)`` (Cormack et al., SIGIR 2009),
       rescaled so that rank 1 in every list scores 1.
 
@@ -43,12 +43,12 @@ class RetrievalConfig(BaseModel):
         recency_half_life_days: recency = 0.5 ** (age_days / half_life).
         normalization: how each signal is put on [0, 1] before weighted fusion:
             ``"minmax"`` over the query's candidates, or ``"absolute"``
-            (``(cos - floor) / (1 - floor)`` and ``bm25 / (bm25 + keyword_saturation)``),
-            which makes scores comparable across queries.
+            (``(cos - floor) / (1 - floor)``, and BM25 divided by the BM25 of a document
+            holding every query term once, capped at 1), which makes scores comparable
+            across queries and stores.
         similarity_floor: cosine at or below which vector relevance counts as 0 in
             ``"absolute"`` normalisation; ``None`` takes the embedder's own
             ``similarity_floor`` (E5-style models put unrelated text near 0.7), else 0.
-        keyword_saturation: the BM25 score that maps to 0.5 in ``"absolute"`` normalisation.
         context_weight: conversational context ``a``: a turn's relevance becomes
             ``(rel + a·max(rel of the turns before and after it in its session)) / (1 + a)``,
             and those neighbours join the candidates, so a reply ("Yes, last Friday!")
@@ -69,7 +69,6 @@ class RetrievalConfig(BaseModel):
     recency_half_life_days: float = Field(30.0, gt=0.0)
     normalization: Literal["minmax", "absolute"] = "absolute"
     similarity_floor: float | None = Field(None, ge=-1.0, lt=1.0)
-    keyword_saturation: float = Field(12.0, gt=0.0)
     track_access: bool = True
     context_weight: float = Field(0.2, ge=0.0, le=1.0)
 

@@ -12,7 +12,6 @@ __all__ = [
     "minmax",
     "rerank",
     "rrf",
-    "saturate",
     "weighted",
 ]
 
@@ -35,12 +34,6 @@ def minmax(values: np.ndarray, present: np.ndarray) -> np.ndarray:
 def absolute_similarity(cosine: np.ndarray, floor: float) -> np.ndarray:
     """Map cosine similarity to [0, 1] with a model-specific floor: ``(cos - floor) / (1 - floor)``."""
     return np.clip((cosine - floor) / (1.0 - floor), 0.0, 1.0)
-
-
-def saturate(scores: np.ndarray, half: float) -> np.ndarray:
-    """Map a non-negative unbounded score (BM25) to [0, 1): ``s / (s + half)``."""
-    scores = np.maximum(scores, 0.0)
-    return scores / (scores + half)
 
 
 def weighted(signals: list[np.ndarray], weights: list[float]) -> np.ndarray:

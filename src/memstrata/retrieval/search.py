@@ -22,6 +22,7 @@ from ..models import Hit
 from ..store.sqlite import RankSignals, SQLiteStore, iso
 from ..textproc import fts_match_expression, query_terms
 from . import fusion
+from .bm25 import bm25_scores, idf
 from .filters import Filter, compile_sqlite
 
 __all__ = ["Scope", "SearchRequest", "Searcher", "VectorCache", "scope_where"]
@@ -137,6 +138,7 @@ class _Candidates:
     bm25: dict[int, float] = field(default_factory=dict)
     kw_rank: dict[int, int] = field(default_factory=dict)
     neighbours: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    bm25_full: float = 0.0  # BM25 of a document matching every query term once
 
 
 class Searcher:
@@ -152,6 +154,7 @@ class Searcher:
         self.embedder = embedder
         self.config = config
         self.vectors = VectorCache(store, embedder.dim)
+        self._stats: dict[str, tuple[int, int, float]] = {}
         self.last_embed_seconds = 0.0
 
     def search(self, req: SearchRequest) -> list[Hit]:
@@ -260,20 +263,41 @@ class Searcher:
                     cands.rowids.append(nb)
 
     def _keyword_candidates(self, req: SearchRequest, n: int, cands: _Candidates) -> None:
-        match = fts_match_expression(query_terms(req.query))
+        terms = [t for t in query_terms(req.query) if fts_match_expression([t])]
+        match = fts_match_expression(terms)
         if match is None:
             return
         where, params = scope_where(req.scope, "m.")
         act, act_params = active_where(req.now, "m.")
-        rows = self.store.keyword_search(
+        rows = self.store.keyword_matches(
             req.scope.user_id, match, f"{where} AND {act}", [*params, *act_params], n
         )
+        if not rows:
+            return
+        n_docs, avg_len = self._text_stats(req.scope.user_id)
+        df = self.store.term_doc_counts(
+            req.scope.user_id, {t: fts_match_expression([t]) or "" for t in terms}
+        )
+        scores = bm25_scores(terms, [text.split() for _, text in rows], df, n_docs, avg_len)
+        # A document holding every query term once, at average length, scores Σ idf.
+        n = max(n_docs, 1)
+        cands.bm25_full = sum(idf(n, min(df.get(t, 0), n)) for t in terms)
+        ranked = sorted(zip((r for r, _ in rows), scores, strict=True), key=lambda x: -x[1])
         seen = set(cands.rowids)
-        for rank, (rid, score) in enumerate(rows, start=1):
+        for rank, (rid, score) in enumerate(ranked, start=1):
             cands.bm25[rid] = score
             cands.kw_rank[rid] = rank
             if rid not in seen:
                 cands.rowids.append(rid)
+
+    def _text_stats(self, user_id: str) -> tuple[int, float]:
+        """The user's BM25 collection statistics, recomputed when the user's data changes."""
+        gen = self.store.generation(user_id)
+        cached = self._stats.get(user_id)
+        if cached is None or cached[0] != gen:
+            cached = (gen, *self.store.text_stats(user_id))
+            self._stats[user_id] = cached
+        return cached[1], cached[2]
 
     # -- scoring ---------------------------------------------------------------------
 
@@ -305,9 +329,8 @@ class Searcher:
                 if floor is None:
                     floor = float(getattr(self.embedder, "similarity_floor", 0.0))
                 v = np.where(has_vec, fusion.absolute_similarity(np.nan_to_num(cos), floor), 0.0)
-                k = np.where(
-                    has_kw, fusion.saturate(np.nan_to_num(bm25), cfg.keyword_saturation), 0.0
-                )
+                full = cands.bm25_full or 1.0
+                k = np.where(has_kw, np.clip(np.nan_to_num(bm25) / full, 0.0, 1.0), 0.0)
             else:
                 v = fusion.minmax(np.nan_to_num(cos), has_vec)
                 # BM25 is scaled from 0, not min-max: the weakest match still beats no match.

@@ -539,18 +539,41 @@ class SQLiteStore:
             last = session
         return out
 
-    def keyword_search(
+    def keyword_matches(
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
-    ) -> list[tuple[int, float]]:
-        """BM25 over FTS5 within a user: ``[(rowid, bm25 score ≥ 0, higher better)]``."""
+    ) -> list[tuple[int, str]]:
+        """Rows of a user matching an FTS5 expression, best first by FTS5's own BM25:
+        ``[(rowid, indexed terms)]``; scores are computed by the caller."""
         rows = self.read(
-            "SELECT m.rowid, -bm25(memories_fts) AS s FROM memories_fts "
+            "SELECT m.rowid, memories_fts.terms FROM memories_fts "
             "JOIN memories m ON m.rowid = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND m.user_id = ? AND {where} "
             f"ORDER BY bm25(memories_fts) LIMIT {int(limit)}",
             [match, user_id, *params],
         )
-        return [(int(r[0]), max(float(r[1]), 0.0)) for r in rows]
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def term_doc_counts(self, user_id: str, matches: dict[str, str]) -> dict[str, int]:
+        """For each term (with its FTS5 expression), how many of the user's records hold it."""
+        out: dict[str, int] = {}
+        for term, expr in matches.items():
+            out[term] = int(
+                self.read(
+                    "SELECT COUNT(*) FROM memories_fts JOIN memories m "
+                    "ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND m.user_id = ?",
+                    [expr, user_id],
+                )[0][0]
+            )
+        return out
+
+    def text_stats(self, user_id: str) -> tuple[int, float]:
+        """``(records, mean indexed terms per record)`` of a user, for BM25."""
+        n, total = self.read(
+            "SELECT COUNT(*), COALESCE(SUM(length(f.terms) - length(replace(f.terms, ' ', '')) + 1), 0) "
+            "FROM memories m JOIN memories_fts f ON f.rowid = m.rowid WHERE m.user_id = ?",
+            [user_id],
+        )[0]
+        return int(n), (float(total) / n if n else 0.0)
 
     def touch(self, ids: Sequence[str], at: datetime) -> None:
         """Count an access to each record (reinforcement)."""
