@@ -8,8 +8,9 @@ the IDF of Lucene's BM25, ``log(1 + (N - n + 0.5) / (n + 0.5))``, which is alway
 positive (Robertson & Zaragoza, "The Probabilistic Relevance Framework: BM25 and
 Beyond", 2009, eq. 3.3 and §3.5).
 
-Statistics (N, n, average length) are the user's own, so one tenant's data never shifts
-another tenant's scores.
+Collection statistics (N, n, average length) are the store's, as FTS5's own are: they
+come from the FTS5 vocabulary in one lookup, where per-user counts would cost one
+full-text query per term.
 """
 
 from __future__ import annotations

@@ -154,7 +154,7 @@ class Searcher:
         self.embedder = embedder
         self.config = config
         self.vectors = VectorCache(store, embedder.dim)
-        self._stats: dict[str, tuple[int, int, float]] = {}
+        self._stats: tuple[tuple[int, int], int, float] | None = None
         self.last_embed_seconds = 0.0
 
     def search(self, req: SearchRequest) -> list[Hit]:
@@ -274,10 +274,8 @@ class Searcher:
         )
         if not rows:
             return
-        n_docs, avg_len = self._text_stats(req.scope.user_id)
-        df = self.store.term_doc_counts(
-            req.scope.user_id, {t: fts_match_expression([t]) or "" for t in terms}
-        )
+        n_docs, avg_len = self._text_stats()
+        df = self.store.term_doc_counts(terms)
         scores = bm25_scores(terms, [text.split() for _, text in rows], df, n_docs, avg_len)
         # A document holding every query term once, at average length, scores Σ idf.
         n = max(n_docs, 1)
@@ -290,14 +288,12 @@ class Searcher:
             if rid not in seen:
                 cands.rowids.append(rid)
 
-    def _text_stats(self, user_id: str) -> tuple[int, float]:
-        """The user's BM25 collection statistics, recomputed when the user's data changes."""
-        gen = self.store.generation(user_id)
-        cached = self._stats.get(user_id)
-        if cached is None or cached[0] != gen:
-            cached = (gen, *self.store.text_stats(user_id))
-            self._stats[user_id] = cached
-        return cached[1], cached[2]
+    def _text_stats(self) -> tuple[int, float]:
+        """The store's BM25 collection statistics, recomputed when its data changes."""
+        token = self.store.change_token()
+        if self._stats is None or self._stats[0] != token:
+            self._stats = (token, *self.store.text_stats())
+        return self._stats[1], self._stats[2]
 
     # -- scoring ---------------------------------------------------------------------
 

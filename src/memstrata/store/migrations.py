@@ -71,6 +71,10 @@ MIGRATIONS: list[list[str]] = [
         # process reading this file can tell when to reload.
         """CREATE TABLE user_generation (user_id TEXT PRIMARY KEY, generation INTEGER NOT NULL)""",
     ],
+    # 2: per-term document counts of the keyword index, for memstrata's own BM25.
+    [
+        """CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab (memories_fts, 'row')""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

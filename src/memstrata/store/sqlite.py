@@ -553,27 +553,27 @@ class SQLiteStore:
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
-    def term_doc_counts(self, user_id: str, matches: dict[str, str]) -> dict[str, int]:
-        """For each term (with its FTS5 expression), how many of the user's records hold it."""
-        out: dict[str, int] = {}
-        for term, expr in matches.items():
-            out[term] = int(
-                self.read(
-                    "SELECT COUNT(*) FROM memories_fts JOIN memories m "
-                    "ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? AND m.user_id = ?",
-                    [expr, user_id],
-                )[0][0]
-            )
-        return out
+    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many records of the store hold each term (from the FTS5 vocabulary)."""
+        if not terms:
+            return {}
+        rows = self.read(
+            f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({','.join('?' * len(terms))})",
+            list(terms),
+        )
+        return {str(t): int(d) for t, d in rows}
 
-    def text_stats(self, user_id: str) -> tuple[int, float]:
-        """``(records, mean indexed terms per record)`` of a user, for BM25."""
-        n, total = self.read(
-            "SELECT COUNT(*), COALESCE(SUM(length(f.terms) - length(replace(f.terms, ' ', '')) + 1), 0) "
-            "FROM memories m JOIN memories_fts f ON f.rowid = m.rowid WHERE m.user_id = ?",
-            [user_id],
-        )[0]
-        return int(n), (float(total) / n if n else 0.0)
+    def text_stats(self) -> tuple[int, float]:
+        """``(records, mean indexed terms per record)`` of the store, for BM25."""
+        n = int(self.read("SELECT COUNT(*) FROM memories")[0][0])
+        total = int(self.read("SELECT COALESCE(SUM(cnt), 0) FROM memories_fts_vocab")[0][0])
+        return n, (total / n if n else 0.0)
+
+    def change_token(self) -> tuple[int, int]:
+        """Changes when this store's data changes, by this connection or another one."""
+        with self._lock:
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+            return int(version), self._conn.total_changes
 
     def touch(self, ids: Sequence[str], at: datetime) -> None:
         """Count an access to each record (reinforcement)."""
