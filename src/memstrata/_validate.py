@@ -67,6 +67,15 @@ def memory_id(value: Any, field: str = "memory_id") -> str:
     return value
 
 
+def cursor(value: Any) -> str:
+    """A page cursor: the ``next_cursor`` of a previous page, i.e. a memory id (32 hex
+    digits for ids memstrata made)."""
+    text = memory_id(value, "cursor")
+    if not re.fullmatch(r"[0-9a-f]{32}", text):
+        raise ValidationError("cursor", f"not a cursor from a previous page: {value!r}")
+    return text
+
+
 def kind(value: Any, field: str = "kind") -> MemoryKind:
     try:
         return MemoryKind(value)

