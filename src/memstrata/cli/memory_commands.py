@@ -58,6 +58,7 @@ def add(
     state = _state(ctx)
     metadata = _metadata(meta, meta_json)
     with _open(state) as mem:
+        started = mem.now()
         records = mem.add(
             text,
             user_id=user,
@@ -71,7 +72,10 @@ def add(
     if state.json:
         return _emit([r.to_json() for r in records])
     for record in records:
-        _say(state.out, f"added {record.id}")
+        if record.created_at < started:  # add is idempotent: this content was stored before
+            _say(state.out, f"exists {record.id} (same content already stored; kept as it was)")
+        else:
+            _say(state.out, f"added {record.id}")
 
 
 @app.command()
