@@ -336,7 +336,8 @@ class Memory:
             user_id: required; nothing outside this user is ever returned.
             agent_id, session_id, kinds: narrow the scope.
             limit: at most this many hits (0 → ``[]``).
-            filters: metadata filter (see :mod:`memstrata.retrieval.filters`).
+            filters: metadata filter (see :mod:`memstrata.retrieval.filters`); ``None`` or
+                ``{}`` for none.
             threshold: keep hits whose ``score`` ≥ threshold (> 1 returns nothing).
             mode: ``"hybrid"`` (vector + keyword), ``"vector"`` or ``"keyword"`` only.
 

@@ -158,10 +158,17 @@ def _open_file(path: Path, mode: str, option: str) -> IO[str]:
         raise ValidationError(option, f"cannot open {path}: {exc.strerror}") from exc
 
 
+#: Tables show at most this much of a memory; ``get`` and ``--json`` show all of it.
+_TABLE_CHARS = 500
+
+
 def _cells(record: MemoryRecord) -> tuple[str, str | None, str]:
     """The date (event time, else storage time), speaker and content columns."""
     when = (record.occurred_at or record.created_at).strftime("%Y-%m-%d %H:%M")
-    return when, record.speaker, record.content
+    text = record.content
+    if len(text) > _TABLE_CHARS:
+        text = f"{text[:_TABLE_CHARS]}… [{len(text):,} characters; `get {record.id}` shows all]"
+    return when, record.speaker, text
 
 
 def _print_table(
