@@ -87,3 +87,12 @@ def test_export_works_with_another_embedder_configured(db_path: Path) -> None:
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["content"] for r in rows if r["type"] == "memory"] == ["kept safe"]
+
+
+def test_keyword_statistics_follow_new_memories(db_path: Path) -> None:
+    with Memory(db_path, embedder="hashing") as mem:
+        mem.add(["Alice moved to Lisbon", "Bob likes tea", "Carol plays chess"], user_id="u")
+        before = mem.search("Lisbon", user_id="u", mode="keyword")[0].scores["keyword"]
+        mem.add(["Dan visited Lisbon", "Eve visited Lisbon too"], user_id="u")
+        after = mem.search("Lisbon", user_id="u", mode="keyword")[0].scores["keyword"]
+        assert after < before  # "Lisbon" is now common, so it weighs less

@@ -111,6 +111,7 @@ class SQLiteStore:
         self.path = path
         self.busy_timeout_s = busy_timeout_s
         self._lock = threading.RLock()
+        self._index_writes = 0
         self._check_file_header()
         try:
             self._conn = sqlite3.connect(
@@ -372,8 +373,9 @@ class SQLiteStore:
         c.execute("DELETE FROM vectors WHERE memory_rowid = ?", (rowid,))
         self._put_vectors(c, rowid, user_id, vectors)
 
-    @staticmethod
-    def bump_generation(c: sqlite3.Connection, user_id: str) -> None:
+    def bump_generation(self, c: sqlite3.Connection, user_id: str) -> None:
+        """Mark a user's vectors and keyword entries as changed (see :meth:`generation`)."""
+        self._index_writes += 1
         c.execute(
             "INSERT INTO user_generation VALUES (?, 1) ON CONFLICT(user_id) "
             "DO UPDATE SET generation = generation + 1",
@@ -591,10 +593,11 @@ class SQLiteStore:
         return n, (total / n if n else 0.0)
 
     def change_token(self) -> tuple[int, int]:
-        """Changes when this store's data changes, by this connection or another one."""
+        """Changes when the indexed data changes: by another connection (SQLite's
+        ``data_version``) or by this one (keyword index writes; access counts don't count)."""
         with self._lock:
             version = self._conn.execute("PRAGMA data_version").fetchone()[0]
-            return int(version), self._conn.total_changes
+            return int(version), self._index_writes
 
     def touch(self, ids: Sequence[str], at: datetime) -> None:
         """Count an access to each record (reinforcement)."""
