@@ -1,38 +1,27 @@
 """The embedded store: one SQLite file (WAL), FTS5 keyword index, vectors as float32 blobs.
 
-Safe for several threads (one connection behind a lock) and several processes on one
-file (WAL; writes take the write lock up front with ``BEGIN IMMEDIATE`` and retry with
-backoff while another process holds it, so "database is locked" never reaches callers
-unless the lock is held past ``busy_timeout_s``).
+Connection handling (opening, checks, migrations, transactions, retries) lives in
+``connection.py``; this module holds what is stored and how it is read.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import random
 import re
 import sqlite3
-import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import StoreBusyError, StoreCorruptError, StoreError, ValidationError
+from ..errors import StoreError, ValidationError
 from ..models import HistoryEvent, MemoryKind, MemoryRecord, new_id
-from .migrations import MIGRATIONS, SCHEMA_VERSION
+from .connection import SQLiteConnection, from_iso, iso
 
-__all__ = ["SQLiteStore", "parse_db_url"]
+__all__ = ["RankSignals", "SQLiteStore", "iso", "parse_db_url"]
 
-T = TypeVar("T")
-_SQLITE_HEADER = b"SQLite format 3\x00"
-_QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
-_CORRUPT_MARKERS = ("malformed", "not a database", "corrupt", "disk i/o error")
 
 _COLUMNS = (
     "id, user_id, agent_id, session_id, kind, content, role, speaker, metadata, importance, "
@@ -83,18 +72,7 @@ def parse_db_url(path: str | os.PathLike[str]) -> str:
     return text
 
 
-def iso(dt: datetime | None) -> str | None:
-    """Store times as fixed-width UTC ISO-8601 so text order is time order."""
-    if dt is None:
-        return None
-    return dt.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def _from_iso(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
-
-
-class SQLiteStore:
+class SQLiteStore(SQLiteConnection):
     """Records, keyword index, vectors and history in one SQLite file.
 
     Args:
@@ -106,197 +84,6 @@ class SQLiteStore:
         StoreCorruptError: the file exists but is not a healthy SQLite database; it is left
             untouched.
     """
-
-    def __init__(self, path: str, *, busy_timeout_s: float = 60.0) -> None:
-        self.path = path
-        self.busy_timeout_s = busy_timeout_s
-        self._lock = threading.RLock()
-        self._index_writes = 0
-        self._check_file_header()
-        try:
-            self._conn = sqlite3.connect(
-                path, timeout=5.0, isolation_level=None, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open database {path}: {exc}") from exc
-        try:
-            self._guard(self._check_integrity)
-            self._guard(self._configure)
-            self._migrate()
-        except BaseException:
-            self._conn.close()
-            raise
-
-    # -- opening -----------------------------------------------------------------------
-
-    def _check_file_header(self) -> None:
-        if self.path == ":memory:":
-            return
-        p = Path(self.path)
-        if p.is_dir():
-            raise StoreError(f"cannot open database {self.path}: it is a directory")
-        if p.exists() and p.stat().st_size > 0:
-            with p.open("rb") as fh:
-                if fh.read(16) != _SQLITE_HEADER:
-                    raise StoreCorruptError(self.path, "not an SQLite file")
-        else:
-            p.parent.mkdir(parents=True, exist_ok=True)
-
-    def _check_integrity(self) -> None:
-        if self.path == ":memory:" or not Path(self.path).exists():
-            return
-        if Path(self.path).stat().st_size > _QUICK_CHECK_MAX_BYTES:
-            return
-        try:
-            rows = self._conn.execute("PRAGMA quick_check").fetchall()
-        except sqlite3.DatabaseError as exc:
-            msg = str(exc).lower()
-            if any(m in msg for m in ("readonly", "read-only", "locked", "busy", "unable to open")):
-                raise  # not damage: mapped by _guard
-            raise StoreCorruptError(self.path, str(exc)) from exc
-        if [r[0] for r in rows] != ["ok"]:
-            raise StoreCorruptError(self.path, "; ".join(str(r[0]) for r in rows[:3]))
-
-    def _configure(self) -> None:
-        c = self._conn
-        c.execute(f"PRAGMA busy_timeout = {int(min(self.busy_timeout_s, 5.0) * 1000)}")
-        if self.path != ":memory:":
-            self._retry(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone())
-        c.execute("PRAGMA synchronous = NORMAL")
-        c.execute("PRAGMA foreign_keys = ON")
-
-    def _migrate(self) -> None:
-        def run() -> None:
-            with self.write() as c:
-                c.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_version "
-                    "(version INTEGER NOT NULL, applied_at TEXT NOT NULL)"
-                )
-                row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
-                current = row[0] or 0
-                if current > SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{self.path} has schema version {current}, newer than this memstrata "
-                        f"({SCHEMA_VERSION}); upgrade memstrata"
-                    )
-                now = iso(datetime.now(UTC))
-                for version in range(current + 1, SCHEMA_VERSION + 1):
-                    for stmt in MIGRATIONS[version - 1]:
-                        c.execute(stmt)
-                    c.execute("INSERT INTO schema_version VALUES (?, ?)", (version, now))
-
-        self._guard(run)
-
-    def schema_version(self) -> int:
-        return int(self.read("SELECT MAX(version) FROM schema_version")[0][0])
-
-    # -- transactions and error mapping ------------------------------------------------
-
-    def _guard(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` mapping sqlite3 errors to memstrata errors (at the boundary)."""
-        try:
-            return fn()
-        except sqlite3.OperationalError as exc:
-            msg = str(exc).lower()
-            if "locked" in msg or "busy" in msg:
-                raise StoreBusyError(f"database {self.path} is locked: {exc}") from exc
-            if "readonly" in msg or "read-only" in msg:
-                raise StoreError(
-                    f"database {self.path} is read-only (the file or its directory is not "
-                    f"writable; SQLite in WAL mode needs both): {exc}"
-                ) from exc
-            if any(m in msg for m in _CORRUPT_MARKERS):
-                raise StoreCorruptError(self.path, str(exc)) from exc
-            raise StoreError(f"database error on {self.path}: {exc}") from exc
-        except sqlite3.DatabaseError as exc:
-            msg = str(exc).lower()
-            if "readonly" in msg or "read-only" in msg:
-                raise StoreError(f"database {self.path} is read-only: {exc}") from exc
-            if any(m in msg for m in _CORRUPT_MARKERS):
-                raise StoreCorruptError(self.path, str(exc)) from exc
-            raise StoreError(f"database error on {self.path}: {exc}") from exc
-
-    def _retry(self, fn: Callable[[], T]) -> T:
-        """Retry ``fn`` while the database is locked by another connection, with jittered backoff."""
-        deadline = time.monotonic() + self.busy_timeout_s
-        delay = 0.005
-        while True:
-            try:
-                return fn()
-            except sqlite3.OperationalError as exc:
-                msg = str(exc).lower()
-                if ("locked" not in msg and "busy" not in msg) or time.monotonic() > deadline:
-                    raise
-                time.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 2, 0.25)
-
-    @contextlib.contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE``), committed on success, rolled back on error.
-
-        Callers wrap the whole unit of work (including this context) in :meth:`transact`
-        so that a lock held by another process is retried from the start.
-        """
-        with self._lock:
-            self._retry(lambda: self._conn.execute("BEGIN IMMEDIATE"))
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            else:
-                self._retry(lambda: self._conn.execute("COMMIT"))
-
-    def transact(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` in one write transaction; errors mapped, locks retried."""
-
-        def once() -> T:
-            with self.write() as c:
-                return fn(c)
-
-        return self._guard(lambda: self._retry(once))
-
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run one read query and return all rows."""
-
-        def run() -> list[tuple[Any, ...]]:
-            with self._lock:
-                return self._conn.execute(sql, params).fetchall()
-
-        return self._guard(lambda: self._retry(run))
-
-    def close(self) -> None:
-        with self._lock:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("PRAGMA optimize")
-            self._conn.close()
-
-    # -- meta ----------------------------------------------------------------------------
-
-    def get_meta(self, key: str) -> str | None:
-        rows = self.read("SELECT value FROM meta WHERE key = ?", (key,))
-        return rows[0][0] if rows else None
-
-    def init_meta(self, defaults: dict[str, str]) -> dict[str, str]:
-        """Set each key that is not set yet, in one transaction; return the stored values."""
-
-        def run(c: sqlite3.Connection) -> dict[str, str]:
-            c.executemany(
-                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", defaults.items()
-            )
-            marks = ",".join("?" * len(defaults))
-            rows = c.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", list(defaults))
-            return dict(rows.fetchall())
-
-        return self.transact(run)
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.transact(
-            lambda c: c.execute(
-                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-        )
 
     # -- records -------------------------------------------------------------------------
 
@@ -315,7 +102,7 @@ class SQLiteStore:
     def row_record(row: Sequence[Any]) -> MemoryRecord:
         data = dict(zip(_COLUMN_NAMES, row, strict=True))
         for key in _TIME_FIELDS:
-            data[key] = _from_iso(data[key])
+            data[key] = from_iso(data[key])
         data["metadata"] = json.loads(data["metadata"])
         data["source_ids"] = json.loads(data["source_ids"])
         data["entities"] = json.loads(data["entities"])
@@ -500,7 +287,7 @@ class SQLiteStore:
         return HistoryEvent(
             id=r[0], memory_id=r[1], user_id=r[2], event=r[3], old_content=r[4],
             new_content=r[5], old_metadata=json.loads(r[6]) if r[6] else None,
-            new_metadata=json.loads(r[7]) if r[7] else None, created_at=_from_iso(r[8]),
+            new_metadata=json.loads(r[7]) if r[7] else None, created_at=from_iso(r[8]),
         )  # fmt: skip
 
     def history_rows(self, user_id: str | None) -> list[HistoryEvent]:
