@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memstrata import AsyncMemory, Memory, ValidationError
+from memstrata import AsyncMemory, Memory, StoreError, ValidationError
 
 
 def test_exact_keyword_match_scores_high_in_a_tiny_store(db_path: Path) -> None:
@@ -96,3 +96,21 @@ def test_keyword_statistics_follow_new_memories(db_path: Path) -> None:
         mem.add(["Dan visited Lisbon", "Eve visited Lisbon too"], user_id="u")
         after = mem.search("Lisbon", user_id="u", mode="keyword")[0].scores["keyword"]
         assert after < before  # "Lisbon" is now common, so it weighs less
+
+
+def test_a_read_only_store_can_be_searched_and_exported_but_not_written(db_path: Path) -> None:
+    with Memory(db_path, embedder="hashing") as mem:
+        mem.add(["river trip in May", "tea at noon"], user_id="u")
+    before = db_path.read_bytes()
+    with Memory(db_path, embedder="hashing", read_only=True) as ro:
+        assert ro.search("river", user_id="u")[0].content == "river trip in May"
+        assert sum(r["type"] == "memory" for r in ro.export()) == 2
+        with pytest.raises(StoreError, match="read-only"):
+            ro.add("something new", user_id="u")
+    assert db_path.read_bytes() == before  # not even access counts were written
+    assert sorted(p.name for p in db_path.parent.iterdir()) == [db_path.name]
+
+
+def test_read_only_needs_an_existing_file(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no such database file"):
+        Memory(tmp_path / "missing.db", embedder="hashing", read_only=True)

@@ -53,6 +53,9 @@ class Memory:
         check_embedder: raise at open when the store was embedded with another model.
             ``False`` opens it anyway so that :meth:`reindex` can re-embed it (searches
             refuse to use mismatched vectors until then).
+        read_only: open without writing (e.g. a backup); reads, search and export work,
+            writes raise :class:`StoreError`. ``None`` (default) opens read-only when the
+            file or its directory is not writable.
 
     Raises:
         StoreCorruptError: the file is not a healthy database ("database corrupt: <path>").
@@ -67,12 +70,13 @@ class Memory:
         retrieval: RetrievalConfig | None = None,
         clock: Callable[[], datetime] | None = None,
         check_embedder: bool = True,
+        read_only: bool | None = None,
     ) -> None:
         self.path = parse_db_url(path if path is not None else default_db_path())
         self.embedder = get_embedder(embedder)
         self.retrieval = retrieval or RetrievalConfig()
         self._clock = clock or (lambda: datetime.now(UTC))
-        self.store = SQLiteStore(self.path)
+        self.store = SQLiteStore(self.path, read_only=read_only)
         try:
             self._model_ok = self._check_model(raise_on_mismatch=check_embedder)
         except BaseException:

@@ -10,6 +10,7 @@ unless the lock is held past ``busy_timeout_s``).
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import sqlite3
 import threading
@@ -48,21 +49,32 @@ class SQLiteConnection:
         path: file path or ``":memory:"``.
         busy_timeout_s: how long a write waits for another process's lock before
             :class:`StoreBusyError`.
+        read_only: open without writing anything (a backup, a file or directory without
+            write permission); ``None`` decides from the permissions. Writes then raise
+            :class:`StoreError` saying the store is read-only.
 
     Raises:
         StoreCorruptError: the file exists but is not a healthy SQLite database; it is left
             untouched.
+        StoreError: read-only and the file is missing or needs a schema upgrade.
     """
 
-    def __init__(self, path: str, *, busy_timeout_s: float = 60.0) -> None:
+    def __init__(
+        self, path: str, *, busy_timeout_s: float = 60.0, read_only: bool | None = None
+    ) -> None:
         self.path = path
         self.busy_timeout_s = busy_timeout_s
         self._lock = threading.RLock()
         self._index_writes = 0
+        self.read_only = self._decide_read_only(read_only)
         self._check_file_header()
         try:
+            target, uri = path, False
+            if self.read_only:
+                # immutable: no -wal/-shm files are made, so a read-only directory works.
+                target, uri = f"{Path(path).resolve().as_uri()}?mode=ro&immutable=1", True
             self._conn = sqlite3.connect(
-                path, timeout=5.0, isolation_level=None, check_same_thread=False
+                target, timeout=5.0, isolation_level=None, check_same_thread=False, uri=uri
             )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {path}: {exc}") from exc
@@ -75,6 +87,17 @@ class SQLiteConnection:
             raise
 
     # -- opening -----------------------------------------------------------------------
+
+    def _decide_read_only(self, requested: bool | None) -> bool:
+        if self.path == ":memory:":
+            return False
+        p = Path(self.path)
+        if requested is None:
+            directory = p.parent if str(p.parent) else Path(".")
+            requested = p.exists() and not (os.access(p, os.W_OK) and os.access(directory, os.W_OK))
+        if requested and not p.is_file():
+            raise StoreError(f"cannot open {self.path} read-only: no such database file")
+        return requested
 
     def _check_file_header(self) -> None:
         if self.path == ":memory:":
@@ -107,12 +130,23 @@ class SQLiteConnection:
     def _configure(self) -> None:
         c = self._conn
         c.execute(f"PRAGMA busy_timeout = {int(min(self.busy_timeout_s, 5.0) * 1000)}")
-        if self.path != ":memory:":
+        if self.path != ":memory:" and not self.read_only:
             self._retry(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone())
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute("PRAGMA foreign_keys = ON")
 
     def _migrate(self) -> None:
+        if self.read_only:
+            current = self._guard(
+                lambda: self._conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
+            )
+            if current != SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path} has schema version {current}, this memstrata needs "
+                    f"{SCHEMA_VERSION}: open it once with write access to upgrade it"
+                )
+            return
+
         def run() -> None:
             with self.write() as c:
                 c.execute(
@@ -148,10 +182,12 @@ class SQLiteConnection:
             if "locked" in msg or "busy" in msg:
                 raise StoreBusyError(f"database {self.path} is locked: {exc}") from exc
             if "readonly" in msg or "read-only" in msg:
-                raise StoreError(
-                    f"database {self.path} is read-only (the file or its directory is not "
-                    f"writable; SQLite in WAL mode needs both): {exc}"
-                ) from exc
+                why = (
+                    "it was opened read-only"
+                    if self.read_only
+                    else "the file or its directory is not writable; SQLite in WAL mode needs both"
+                )
+                raise StoreError(f"database {self.path} is read-only ({why})") from exc
             if any(m in msg for m in _CORRUPT_MARKERS):
                 raise StoreCorruptError(self.path, str(exc)) from exc
             raise StoreError(f"database error on {self.path}: {exc}") from exc
@@ -235,6 +271,9 @@ class SQLiteConnection:
             rows = c.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", list(defaults))
             return dict(rows.fetchall())
 
+        if self.read_only:
+            stored = {k: self.get_meta(k) for k in defaults}
+            return {k: (val if val is not None else defaults[k]) for k, val in stored.items()}
         return self.transact(run)
 
     def set_meta(self, key: str, value: str) -> None:

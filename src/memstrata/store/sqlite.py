@@ -387,8 +387,8 @@ class SQLiteStore(SQLiteConnection):
             return int(version), self._index_writes
 
     def touch(self, ids: Sequence[str], at: datetime) -> None:
-        """Count an access to each record (reinforcement)."""
-        if not ids:
+        """Count an access to each record (reinforcement); nothing on a read-only store."""
+        if not ids or self.read_only:
             return
         self.transact(
             lambda c: c.executemany(
