@@ -114,3 +114,37 @@ def test_a_read_only_store_can_be_searched_and_exported_but_not_written(db_path:
 def test_read_only_needs_an_existing_file(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no such database file"):
         Memory(tmp_path / "missing.db", embedder="hashing", read_only=True)
+
+
+def test_an_empty_sqlite_url_is_refused(tmp_path: Path) -> None:
+    for url in ("sqlite:///", "sqlite://"):
+        with pytest.raises(ValidationError, match="db"):
+            Memory(url, embedder="hashing")
+
+
+def test_import_cannot_forge_history_of_someone_elses_memory(db_path: Path) -> None:
+    with Memory(db_path, embedder="hashing") as mem:
+        victim = mem.add("the victim's memory", user_id="victim")[0]
+        header = next(iter(mem.export()))
+        forged = {
+            "type": "history", "id": "01a200000000700080000000000000aa",
+            "memory_id": victim.id, "user_id": "attacker", "event": "ADD",
+            "new_content": "attacker text", "created_at": "2024-01-01T00:00:00+00:00",
+        }  # fmt: skip
+        with pytest.raises(ValidationError, match="user_id"):
+            mem.import_rows([header, forged])
+        with pytest.raises(ValidationError, match="memory_id"):
+            mem.import_rows([header, {**forged, "user_id": "victim", "event": "DELETE"}])
+        assert [e.event for e in mem.history(victim.id)] == ["ADD"]
+
+
+def test_import_refuses_unknown_export_versions(mem: Memory) -> None:
+    with pytest.raises(ValidationError, match="version"):
+        mem.import_rows([{"type": "header", "format": "memstrata-export", "version": 99}])
+
+
+def test_corruption_messages_stay_short(tmp_path: Path) -> None:
+    from memstrata import StoreCorruptError
+
+    err = StoreCorruptError(str(tmp_path / "x.db"), "*** in database main *** " * 500)
+    assert len(str(err)) < 400 and len(err.detail) > 5000

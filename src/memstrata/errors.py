@@ -79,7 +79,11 @@ class StoreCorruptError(StoreError):
 
     def __init__(self, path: str, detail: str = "") -> None:
         self.path = path
-        super().__init__(f"database corrupt: {path}" + (f" ({detail})" if detail else ""))
+        self.detail = detail  # SQLite's full report (integrity checks can list hundreds)
+        brief = " ".join(detail.split())
+        if len(brief) > 200:
+            brief = brief[:200] + "…"
+        super().__init__(f"database corrupt: {path}" + (f" ({brief})" if brief else ""))
 
 
 class StoreBusyError(StoreError):

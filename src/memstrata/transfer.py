@@ -62,12 +62,15 @@ def import_rows(
     mem._require_model()
     records: list[MemoryRecord] = []
     events: list[HistoryEvent] = []
+    event_rows: list[int] = []
     for n, row in enumerate(rows):
         if not isinstance(row, dict) or row.get("type") not in ("header", "memory", "history"):
             raise ValidationError(f"rows[{n}].type", "expected 'header', 'memory' or 'history'")
         body = {k: val for k, val in row.items() if k != "type"}
         try:
-            if row["type"] == "memory":
+            if row["type"] == "header":
+                _check_header(row, f"rows[{n}]")
+            elif row["type"] == "memory":
                 rec = MemoryRecord.model_validate(body)
                 _check_record(rec, f"rows[{n}]")
                 records.append(rec)
@@ -76,10 +79,12 @@ def import_rows(
                 v.memory_id(event.memory_id, f"rows[{n}].memory_id")
                 v.scope_id(event.user_id, f"rows[{n}].user_id", required=True)
                 events.append(event)
+                event_rows.append(n)
         except PydanticValidationError as exc:
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
             raise ValidationError(f"rows[{n}].{loc}", err["msg"]) from exc
+    _check_history_owners(mem, records, events, event_rows)
     imported = 0
     total = len(records)
     skipped: set[str] = set()
@@ -132,3 +137,47 @@ def _check_record(rec: MemoryRecord, where: str) -> None:
         raise ValidationError(f"{where}.importance", f"must be in [0, 1], got {rec.importance}")
     if rec.access_count < 0:
         raise ValidationError(f"{where}.access_count", "must be ≥ 0")
+
+
+def _check_header(row: dict[str, Any], where: str) -> None:
+    if row.get("format") != "memstrata-export":
+        raise ValidationError(
+            f"{where}.format", f"expected 'memstrata-export', got {row.get('format')!r}"
+        )
+    if row.get("version") != 1:
+        raise ValidationError(
+            f"{where}.version",
+            f"unsupported export version {row.get('version')!r}; this memstrata reads version 1",
+        )
+
+
+def _check_history_owners(
+    mem: Memory, records: list[MemoryRecord], events: list[HistoryEvent], event_rows: list[int]
+) -> None:
+    """A history event must belong to a memory of the same user in the file, or to a memory
+    the store has never held (a deleted memory's trail): never to someone else's memory."""
+    owners = {r.id: r.user_id for r in records}
+    in_file = set(owners)
+    outside = sorted({e.memory_id for e in events if e.memory_id not in owners})
+    for start in range(0, len(outside), 500):
+        part = outside[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for mid, uid in mem.store.read(
+            f"SELECT id, user_id FROM memories WHERE id IN ({marks}) "
+            f"UNION SELECT memory_id, user_id FROM history WHERE memory_id IN ({marks})",
+            [*part, *part],
+        ):
+            owners.setdefault(mid, uid)
+    for n, e in zip(event_rows, events, strict=True):
+        owner = owners.get(e.memory_id)
+        if owner is not None and owner != e.user_id:
+            raise ValidationError(
+                f"rows[{n}].user_id",
+                f"history of memory {e.memory_id} belongs to another user",
+            )
+        if e.memory_id not in in_file and mem.store.get(e.memory_id) is not None:
+            raise ValidationError(
+                f"rows[{n}].memory_id",
+                f"memory {e.memory_id} is stored already and not in this file; "
+                "its history cannot be changed by an import",
+            )

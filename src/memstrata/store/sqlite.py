@@ -61,9 +61,11 @@ def parse_db_url(path: str | os.PathLike[str]) -> str:
     if not text.strip():
         raise ValidationError("db", "must not be empty")
     if text.startswith("sqlite:///"):
-        text = text[len("sqlite:///") :] or ":memory:"
+        text = text[len("sqlite:///") :]
     elif text.startswith("sqlite://"):
-        text = text[len("sqlite://") :] or ":memory:"
+        text = text[len("sqlite://") :]
+    if not text.strip():
+        raise ValidationError("db", "the URL names no file (use sqlite:///path or :memory:)")
     elif re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
         scheme = text.split("://", 1)[0]
         raise ValidationError(
