@@ -247,12 +247,7 @@ class Memory:
                     raise ValidationError(
                         "content", f"memory {other.id} already holds this content"
                     )
-            row = self.store.record_row(new)
-            c.execute(
-                "UPDATE memories SET content = ?, metadata = ?, importance = ?, updated_at = ?, "
-                "content_hash = ? WHERE id = ?",
-                (row[5], row[8], row[9], row[11], row[21], new.id),
-            )
+            self.store.update_record(c, new)
             if vectors is not None:
                 self.store.replace_index(c, new.id, keyword_terms(new), vectors)
             self.store.add_history(
@@ -308,15 +303,13 @@ class Memory:
             if whole_user:
                 # The user's generation counter stays (and was bumped): resetting it would
                 # let other processes' vector caches mistake new vectors for old ones.
-                c.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
+                self.store.delete_user_history(c, user_id)
             else:
                 for _rowid, mid, uid in gone:
                     self.store.add_history(c, mid, uid, "DELETE", None, None, now)
             return len(gone)
 
-        count = self.store.transact(write)
-        self._searcher.vectors.clear()
-        return count
+        return self.store.transact(write)
 
     # -- read --------------------------------------------------------------------------
 
@@ -473,7 +466,7 @@ class Memory:
         Returns:
             How many memories were re-indexed.
         """
-        ids = [r[0] for r in self.store.read("SELECT id FROM memories ORDER BY rowid")]
+        ids = self.store.ids()
         total = len(ids)
         for start in range(0, total, batch_size):
             part = ids[start : start + batch_size]
@@ -483,9 +476,8 @@ class Memory:
             def write(c: sqlite3.Connection, recs=recs, vectors=vectors) -> None:
                 for r, vec in zip(recs, vectors, strict=True):
                     self.store.replace_index(c, r.id, keyword_terms(r), vec)
-                    c.execute(
-                        "UPDATE memories SET embedding_model = ? WHERE id = ?",
-                        (self.embedder.name, r.id),
+                    self.store.update_record(
+                        c, r.model_copy(update={"embedding_model": self.embedder.name})
                     )
 
             self.store.transact(write)
@@ -493,8 +485,7 @@ class Memory:
                 progress(min(start + batch_size, total), total)
         self.store.set_meta("embedding_model", self.embedder.name)
         self.store.set_meta("embedding_dim", str(self.embedder.dim))
-        self._model_ok = True
-        self._searcher.vectors.clear()
+        self._model_ok = True  # the vector cache reloads by itself: the generation moved
         return total
 
     def export(self, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:

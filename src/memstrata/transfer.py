@@ -90,13 +90,7 @@ def import_rows(
     skipped: set[str] = set()
     for start in range(0, total, 64):
         part = records[start : start + 64]
-        known = {
-            r[0]
-            for r in mem.store.read(
-                f"SELECT id FROM memories WHERE id IN ({','.join('?' * len(part))})",
-                [r.id for r in part],
-            )
-        }
+        known = set(mem.store.owners([r.id for r in part])[0])
         skipped.update(r.id for r in part if r.id in known)
         part = [r for r in part if r.id not in known]
         vectors = embed_records(mem.embedder, part)
@@ -156,26 +150,15 @@ def _check_history_owners(
 ) -> None:
     """A history event must belong to a memory of the same user in the file, or to a memory
     the store has never held (a deleted memory's trail): never to someone else's memory."""
-    owners = {r.id: r.user_id for r in records}
-    in_file = set(owners)
-    outside = sorted({e.memory_id for e in events if e.memory_id not in owners})
-    for start in range(0, len(outside), 500):
-        part = outside[start : start + 500]
-        marks = ",".join("?" * len(part))
-        for mid, uid in mem.store.read(
-            f"SELECT id, user_id FROM memories WHERE id IN ({marks}) "
-            f"UNION SELECT memory_id, user_id FROM history WHERE memory_id IN ({marks})",
-            [*part, *part],
-        ):
-            owners.setdefault(mid, uid)
+    in_file = {r.id: r.user_id for r in records}
+    stored, past = mem.store.owners(sorted({e.memory_id for e in events} - set(in_file)))
     for n, e in zip(event_rows, events, strict=True):
-        owner = owners.get(e.memory_id)
+        owner = in_file.get(e.memory_id) or stored.get(e.memory_id) or past.get(e.memory_id)
         if owner is not None and owner != e.user_id:
             raise ValidationError(
-                f"rows[{n}].user_id",
-                f"history of memory {e.memory_id} belongs to another user",
+                f"rows[{n}].user_id", f"history of memory {e.memory_id} belongs to another user"
             )
-        if e.memory_id not in in_file and mem.store.get(e.memory_id) is not None:
+        if e.memory_id in stored:
             raise ValidationError(
                 f"rows[{n}].memory_id",
                 f"memory {e.memory_id} is stored already and not in this file; "

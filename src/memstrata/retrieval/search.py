@@ -115,10 +115,6 @@ class VectorCache:
             self._users[user_id] = entry
         return entry
 
-    def clear(self) -> None:
-        with self._lock:
-            self._users.clear()
-
 
 @dataclass
 class SearchRequest:

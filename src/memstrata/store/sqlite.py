@@ -162,6 +162,44 @@ class SQLiteStore(SQLiteConnection):
         c.execute("DELETE FROM vectors WHERE memory_rowid = ?", (rowid,))
         self._put_vectors(c, rowid, user_id, vectors)
 
+    def update_record(self, c: sqlite3.Connection, r: MemoryRecord) -> None:
+        """Write a record's editable fields (content, metadata, importance, hash, model)."""
+        c.execute(
+            "UPDATE memories SET content = ?, metadata = ?, importance = ?, updated_at = ?, "
+            "content_hash = ?, embedding_model = ? WHERE id = ?",
+            (
+                r.content, json.dumps(r.metadata, ensure_ascii=False, allow_nan=False),
+                r.importance, iso(r.updated_at), r.content_hash, r.embedding_model, r.id,
+            ),
+        )  # fmt: skip
+
+    def ids(self) -> list[str]:
+        """Every record id, oldest insert first."""
+        return [r[0] for r in self.read("SELECT id FROM memories ORDER BY rowid")]
+
+    def owners(self, ids: Sequence[str]) -> tuple[dict[str, str], dict[str, str]]:
+        """Who owns each id: ``(stored records, ids known only from history)`` as
+        ``{id: user_id}`` (deleted memories keep their history until ``delete_all``)."""
+        stored: dict[str, str] = {}
+        past: dict[str, str] = {}
+        items = list(ids)
+        for start in range(0, len(items), 500):
+            part = items[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for mid, uid in self.read(
+                f"SELECT id, user_id FROM memories WHERE id IN ({marks})", part
+            ):
+                stored[mid] = uid
+            for mid, uid in self.read(
+                f"SELECT DISTINCT memory_id, user_id FROM history WHERE memory_id IN ({marks})",
+                part,
+            ):
+                past.setdefault(mid, uid)
+        return stored, {k: val for k, val in past.items() if k not in stored}
+
+    def delete_user_history(self, c: sqlite3.Connection, user_id: str) -> None:
+        c.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
+
     def bump_generation(self, c: sqlite3.Connection, user_id: str) -> None:
         """Mark a user's vectors and keyword entries as changed (see :meth:`generation`)."""
         self._index_writes += 1
