@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from helpers import all_records
 from memstrata import (
     EmbeddingModelMismatchError,
     Memory,
@@ -45,17 +46,6 @@ def raw_rows(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[A
         return conn.execute(sql, params).fetchall()
     finally:
         conn.close()
-
-
-def all_records(mem: Memory, user_id: str) -> list[Any]:
-    out: list[Any] = []
-    cursor = None
-    while True:
-        page = mem.list(user_id=user_id, limit=100, cursor=cursor)
-        out += page.items
-        cursor = page.next_cursor
-        if cursor is None:
-            return out
 
 
 # -- multilingual text ----------------------------------------------------------------------

@@ -17,22 +17,12 @@ from typing import Any
 
 import pytest
 
+from helpers import all_records
 from memstrata import Memory
 from memstrata.store.sqlite import SQLiteStore
 
 SHARED = "the fact everyone adds at once"
 pytestmark = pytest.mark.timeout(120)
-
-
-def _all(mem: Memory, user_id: str) -> list[Any]:
-    out: list[Any] = []
-    cursor = None
-    while True:
-        page = mem.list(user_id=user_id, limit=200, cursor=cursor)
-        out += page.items
-        cursor = page.next_cursor
-        if cursor is None:
-            return out
 
 
 class Outcome:
@@ -95,7 +85,7 @@ def _searcher(mem: Memory, outcome: Outcome, stop: threading.Event, done: list[i
 
 def _check(mem: Memory, outcome: Outcome, distinct: set[str]) -> None:
     assert outcome.errors == []
-    stored = _all(mem, "u")
+    stored = all_records(mem, "u")
     ids = [r.id for r in stored]
     assert len(ids) == len(set(ids))
     assert sorted(r.content for r in stored) == sorted(distinct)
@@ -180,7 +170,7 @@ def test_processes_and_threads_writing_one_file_while_a_thread_searches(db_path:
         assert searches
 
     with Memory(db_path, embedder="hashing") as again:
-        assert len(_all(again, "u")) == len(distinct)
+        assert len(all_records(again, "u")) == len(distinct)
 
 
 def _wipe_and_refill(path: str, results: Any) -> None:
@@ -225,4 +215,4 @@ def test_a_fresh_file_opened_by_two_writers_at_once(
     monkeypatch.setattr(SQLiteStore, "init_meta", init_meta)
     with Memory(db_path, embedder="hashing") as first:
         first.add("added by the first writer", user_id="u")
-        assert len(_all(first, "u")) == 2
+        assert len(all_records(first, "u")) == 2
