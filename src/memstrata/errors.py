@@ -55,6 +55,7 @@ class ValidationError(UsageError):
 
     def __init__(self, field: str | None, message: str) -> None:
         self.field = field
+        self.message = message
         super().__init__(f"{field}: {message}" if field else message)
 
 

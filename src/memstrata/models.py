@@ -7,6 +7,7 @@ NFC-normalised form is used only for hashing and indexing.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import math
@@ -24,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .errors import ValidationError
 
 __all__ = [
+    "Entity",
+    "Fact",
     "HistoryEvent",
     "Hit",
     "MemoryKind",
@@ -338,7 +341,9 @@ class HistoryEvent(_Model):
     Attributes:
         id: event id.
         memory_id: the memory it concerns.
-        event: ``"ADD"``, ``"UPDATE"`` or ``"DELETE"``.
+        event: ``"ADD"``, ``"UPDATE"``, ``"DELETE"``; for a fact's record also
+            ``"SUPERSEDE"`` (``new_content`` is the newer fact) and ``"RETRACT"``
+            (``new_content`` is the message that took it back).
         old_content, new_content: content before / after (``None`` where not applicable).
         old_metadata, new_metadata: metadata before / after.
         created_at: when it happened (UTC).
@@ -369,3 +374,99 @@ class MemoryPage(_Model):
 
     def __getitem__(self, index: int) -> MemoryRecord:
         return self.items[index]
+
+
+class Entity(_Model):
+    """A node of a user's knowledge graph: a person, place, organisation, pet or thing.
+
+    Attributes:
+        id: time-sortable id (UUIDv7 hex).
+        user_id: the owner; entities never cross users.
+        name: the name it was first seen under (``"user"`` for the user's own entity).
+        type: ``"person"``, ``"place"``, ``"organization"``, ``"pet"``, ``"thing"``…
+        aliases: other names that resolve to it, as they were written (``"Lena"`` for the
+            user after "my name is Lena"); sorted, without ``name`` itself.
+        created_at, updated_at: when memstrata stored / last changed it (UTC).
+    """
+
+    id: str
+    user_id: str
+    name: str
+    type: str = "thing"
+    aliases: list[str] = Field(default_factory=list)
+    created_at: datetime
+    updated_at: datetime
+
+    @field_validator("created_at", "updated_at", mode="before")
+    @classmethod
+    def _utc(cls, v: Any) -> datetime | None:
+        return to_utc(v)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (times as ISO-8601 UTC strings)."""
+        return self.model_dump(mode="json")
+
+
+class Fact(_Model):
+    """A subject–predicate–object fact of semantic memory, with validity in time.
+
+    Bi-temporal: ``valid_from`` / ``valid_to`` say when the fact held in the world
+    (valid time); ``created_at`` / ``expired_at`` say when memstrata recorded it and when
+    it stopped being current in the store (transaction time).
+
+    Attributes:
+        id: time-sortable id (UUIDv7 hex).
+        user_id: the owner.
+        subject: the subject entity's name; ``subject_id`` its id.
+        predicate: a key of :data:`memstrata.semantic.predicates.PREDICATES`.
+        object: the object as said (an entity's name, a place, a thing, a phrase).
+        object_id: the object's entity id when the object is an entity, else ``None``.
+        object_type: what the object is when known (``"place"``, ``"dog"``…).
+        date: the event's date when one was said ("last Friday" → that day).
+        valid_from: when it became true (UTC); ``valid_to``: when it stopped (``None``
+            while current).
+        created_at: when it was recorded; ``expired_at``: when it was closed (``None``
+            while current).
+        superseded_by: id of the fact that replaced it (``None`` while current or when a
+            negation closed it).
+        confidence: in [0, 1].
+        source_ids: provenance: ids of the (episodic) memories it was extracted from.
+        speaker: who stated it.
+        memory_id: the semantic memory record that carries its sentence for retrieval.
+    """
+
+    id: str
+    user_id: str
+    subject: str
+    subject_id: str
+    predicate: str
+    object: str
+    object_id: str | None = None
+    object_type: str | None = None
+    date: _dt.date | None = None
+    valid_from: datetime
+    valid_to: datetime | None = None
+    created_at: datetime
+    expired_at: datetime | None = None
+    superseded_by: str | None = None
+    confidence: float = 0.8
+    source_ids: list[str] = Field(default_factory=list)
+    speaker: str | None = None
+    memory_id: str | None = None
+
+    @field_validator("valid_from", "valid_to", "created_at", "expired_at", mode="before")
+    @classmethod
+    def _utc(cls, v: Any) -> datetime | None:
+        return to_utc(v)
+
+    @property
+    def current(self) -> bool:
+        """True while the fact holds (no end of validity recorded)."""
+        return self.valid_to is None
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (times as ISO-8601 strings, ``date`` as ``YYYY-MM-DD``) with
+        ``current`` added."""
+        data = self.model_dump(mode="json")
+        data["current"] = self.current
+        return data

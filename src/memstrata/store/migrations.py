@@ -75,6 +75,74 @@ MIGRATIONS: list[list[str]] = [
     [
         """CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab (memories_fts, 'row')""",
     ],
+    # 3: the knowledge graph of semantic memory (store/graph.py): entities, their aliases,
+    # and bi-temporal facts between them. Every table leads with user_id so it can become
+    # the distribution column of a sharded backend.
+    [
+        """CREATE TABLE entities (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            name TEXT NOT NULL,
+            norm TEXT NOT NULL,
+            type TEXT NOT NULL DEFAULT 'thing',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (user_id, norm)
+        )""",
+        # alias: the alias as written (for display); norm: its normalised form (the key).
+        """CREATE TABLE entity_aliases (
+            user_id TEXT NOT NULL,
+            norm TEXT NOT NULL,
+            entity_id TEXT NOT NULL,
+            alias TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (user_id, norm)
+        )""",
+        """CREATE INDEX entity_aliases_entity ON entity_aliases (user_id, entity_id)""",
+        """CREATE TABLE facts (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            subject_id TEXT NOT NULL,
+            predicate TEXT NOT NULL,
+            object TEXT NOT NULL,
+            object_norm TEXT NOT NULL,
+            object_id TEXT,
+            object_type TEXT,
+            date TEXT,
+            valid_from TEXT NOT NULL,
+            valid_to TEXT,
+            created_at TEXT NOT NULL,
+            expired_at TEXT,
+            superseded_by TEXT,
+            confidence REAL NOT NULL,
+            source_ids TEXT NOT NULL DEFAULT '[]',
+            speaker TEXT,
+            memory_id TEXT
+        )""",
+        # A subject's facts by predicate in valid-time order (conflict resolution, history).
+        """CREATE INDEX facts_subject ON facts (user_id, subject_id, predicate, valid_from)""",
+        # Current facts only: profile, search candidates, traversal of the present graph.
+        """CREATE INDEX facts_current ON facts (user_id, subject_id, predicate)
+            WHERE valid_to IS NULL""",
+        """CREATE INDEX facts_object ON facts (user_id, object_id) WHERE object_id IS NOT NULL""",
+        """CREATE INDEX facts_memory ON facts (user_id, memory_id) WHERE memory_id IS NOT NULL""",
+        # What a fact replaced (relinking when a fact is deleted).
+        """CREATE INDEX facts_superseded ON facts (user_id, superseded_by)
+            WHERE superseded_by IS NOT NULL""",
+        # facts.source_ids as rows: which facts came from a memory, by index (search
+        # explanations, deleting a memory), and the time each source stated the fact for
+        # (its valid_from as that source put it), which places late-arriving facts.
+        """CREATE TABLE fact_sources (
+            user_id TEXT NOT NULL,
+            fact_id TEXT NOT NULL,
+            source_id TEXT NOT NULL,
+            stated_at TEXT NOT NULL,
+            PRIMARY KEY (user_id, fact_id, source_id)
+        ) WITHOUT ROWID""",
+        """CREATE INDEX fact_sources_source ON fact_sources (user_id, source_id)""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
