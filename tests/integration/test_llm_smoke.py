@@ -1,0 +1,88 @@
+"""Opt-in smoke test of LLMExtractor against a real local model server.
+
+Skipped unless ``MEMSTRATA_LLM_SMOKE=1`` and ``MEMSTRATA_LLM_BASE_URL`` points at an
+OpenAI-compatible server on this machine (the test suite blocks every address but
+loopback), for example a llama.cpp server with a small instruct model (MODELS.md lists
+Qwen2.5-1.5B-Instruct GGUF builds that work)::
+
+    MEMSTRATA_LLM_SMOKE=1 MEMSTRATA_LLM_BASE_URL=http://127.0.0.1:8080/v1 \\
+    MEMSTRATA_LLM_MODEL=qwen2.5-1.5b-instruct \\
+        .venv/bin/python -m pytest -q tests/integration/test_llm_smoke.py
+
+``MEMSTRATA_LLM_MODEL`` defaults to ``local`` (llama.cpp ignores it) and
+``MEMSTRATA_LLM_TIMEOUT`` to 180 s per attempt: a 1.5B model on two CPU cores writes
+about 10 tokens per second. A fallback that raises makes any failure of the model (no
+JSON, timeout, HTTP error) fail the test instead of being covered by the rules.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, date, datetime
+
+import pytest
+
+pytest.importorskip("openai")
+pytest.importorskip("json_repair")
+
+from memstrata.config import LLMSettings, settings_from_env
+from memstrata.semantic.llm import LLMExtractor
+from memstrata.semantic.types import SELF, Extraction
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("MEMSTRATA_LLM_SMOKE") != "1" or not os.environ.get("MEMSTRATA_LLM_BASE_URL"),
+    reason="opt-in: set MEMSTRATA_LLM_SMOKE=1 and MEMSTRATA_LLM_BASE_URL to a local model server",
+)
+
+WHEN = datetime(2024, 5, 8, 12, 0, tzinfo=UTC)  # a Wednesday
+
+
+class FailingFallback:
+    """Turns a fallback into a test failure, with the model's error in the message."""
+
+    name = "failing-fallback"
+
+    def __init__(self) -> None:
+        self.extractor: LLMExtractor | None = None
+
+    def extract(
+        self, text: str, *, speaker: str | None = None, timestamp: datetime | None = None
+    ) -> Extraction:
+        error = self.extractor.last_error if self.extractor else None
+        pytest.fail(f"the model's answer was not usable: {error}")
+
+
+@pytest.fixture(scope="module")
+def settings() -> LLMSettings:
+    env = dict(os.environ)
+    env.setdefault("MEMSTRATA_LLM_MODEL", "local")
+    env.setdefault("MEMSTRATA_LLM_TIMEOUT", "180")
+    llm = settings_from_env(env).llm
+    assert llm is not None
+    return llm.model_copy(update={"max_retries": 0})
+
+
+@pytest.fixture
+def extractor(settings: LLMSettings) -> LLMExtractor:
+    fallback = FailingFallback()
+    extractor = LLMExtractor(settings, fallback=fallback, max_tokens=512)
+    fallback.extractor = extractor
+    return extractor
+
+
+def test_identity_and_allergy_facts(extractor: LLMExtractor) -> None:
+    result = extractor.extract("I live in Lisbon and I'm allergic to peanuts.", timestamp=WHEN)
+    assert extractor.last_source == "llm"
+    triples = {(f.subject, f.predicate, f.object.casefold()) for f in result.facts}
+    assert (SELF, "lives_in", "lisbon") in triples
+    assert (SELF, "allergic_to", "peanuts") in triples
+
+
+def test_relative_date_resolves_against_the_message_time(extractor: LLMExtractor) -> None:
+    result = extractor.extract("Yesterday I visited Porto with my sister Maria.", timestamp=WHEN)
+    assert extractor.last_source == "llm"
+    visits = [
+        f for f in result.facts if f.predicate == "visited" and "porto" in f.object.casefold()
+    ]
+    assert visits, result.facts
+    assert visits[0].date == date(2024, 5, 7)
