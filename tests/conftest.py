@@ -149,7 +149,17 @@ def db_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def mem(db_path: Path, clock: FakeClock) -> Iterator[Memory]:
-    """A store on a real SQLite file with the deterministic hashing embedder."""
+    """The episodic layer alone: a store on a real SQLite file with the deterministic
+    hashing embedder and fact extraction off, so that one message is one record.
+    Semantic memory on top of it is tested with :func:`smem`."""
+    memory = Memory(db_path, embedder="hashing", clock=clock, extractor=None)
+    yield memory
+    memory.close()
+
+
+@pytest.fixture
+def smem(db_path: Path, clock: FakeClock) -> Iterator[Memory]:
+    """The product default: like :func:`mem`, with the offline rule extractor on."""
     memory = Memory(db_path, embedder="hashing", clock=clock)
     yield memory
     memory.close()

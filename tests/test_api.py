@@ -438,7 +438,7 @@ def test_bad_messages_are_rejected_naming_the_field(mem: Memory, messages: Any, 
 
 
 async def _async_round_trip(path: Path) -> None:
-    async with AsyncMemory(path, embedder="hashing") as am:
+    async with AsyncMemory(path, embedder="hashing", extractor=None) as am:
         [rec] = await am.add("I moved to Porto", user_id="alice", metadata={"v": 1})
         await am.add(["My sister plays the cello", "I like tea"], user_id="alice")
         hits = await am.search("Porto", user_id="alice")

@@ -107,7 +107,7 @@ BLANKS = ["", " ", "   \t\n ", "\u3000", "\u00a0\u2003"]
 def test_blank_queries_and_contents_are_rejected_before_embedding(
     db_path: Path, counting: Any, blank: str
 ) -> None:
-    with Memory(db_path, embedder=counting) as mem:
+    with Memory(db_path, embedder=counting, extractor=None) as mem:
         [rec] = mem.add("I like tea", user_id="u")
         counting.calls.clear()
         attempts = [

@@ -13,7 +13,7 @@ from memstrata import AsyncMemory, Memory, StoreError, ValidationError
 
 def test_exact_keyword_match_scores_high_in_a_tiny_store(db_path: Path) -> None:
     # FTS5's bm25() gives a term found in half the records ~0 weight; ours must not.
-    with Memory(db_path, embedder="hashing") as mem:
+    with Memory(db_path, embedder="hashing", extractor=None) as mem:
         mem.add(["Alice moved to Lisbon in March", "Bob likes tea"], user_id="u")
         hits = mem.search("Lisbon", user_id="u", mode="keyword", threshold=0.5)
         assert [h.content for h in hits] == ["Alice moved to Lisbon in March"]

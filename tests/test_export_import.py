@@ -14,6 +14,16 @@ from memstrata import AsyncMemory, Memory, NotFoundError, ValidationError
 from memstrata.embed import HashingEmbedder
 
 
+@pytest.fixture
+def mem(smem: Memory) -> Memory:
+    """This file tests the product default: facts are extracted."""
+    return smem
+
+
+def memories(rows: list[dict[str, Any]]) -> int:
+    return sum(1 for r in rows if r["type"] == "memory")
+
+
 def populate(mem: Memory, clock: Any) -> dict[str, Any]:
     """A store with two users, every kind of field set, an update, a delete and accesses."""
     made: dict[str, Any] = {}
@@ -64,12 +74,17 @@ def test_export_rows_have_a_header_memories_and_history(source: Memory) -> None:
     assert rows[0] == {
         "type": "header",
         "format": "memstrata-export",
-        "version": 1,
+        "version": 2,
         "embedding_model": "hashing-v1/256",
     }
     kinds = [r["type"] for r in rows[1:]]
-    assert kinds == sorted(kinds, key=["memory", "history"].index)
-    assert kinds.count("memory") == 5
+    assert kinds == sorted(kinds, key=["memory", "entity", "fact", "history"].index)
+    # 5 messages and notes, plus the sentence record of each extracted fact.
+    facts = [r for r in rows if r["type"] == "fact"]
+    assert kinds.count("memory") == 5 + len(facts) and len(facts) >= 2
+    assert {("Bob", "lives_in", "Porto")} <= {
+        (f["subject"], f["predicate"], f["object"]) for f in facts
+    }
     assert [r["event"] for r in rows if r["type"] == "history"].count("DELETE") == 1
     json.dumps(rows)  # JSON-ready as it is
 
@@ -79,8 +94,13 @@ def test_export_then_import_into_a_new_file_round_trips_exactly(
 ) -> None:
     original = export_jsonl(source, tmp_path / "dump.jsonl")
     with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
-        assert copy.import_rows(read_jsonl(tmp_path / "dump.jsonl")) == 5
+        assert copy.import_rows(read_jsonl(tmp_path / "dump.jsonl")) == memories(original)
         assert list(copy.export()) == original
+        for user in ("ana", "bob"):  # the knowledge graph came along
+            assert copy.facts(user_id=user, include_history=True) == source.facts(
+                user_id=user, include_history=True
+            )
+            assert copy.profile(user_id=user) == source.profile(user_id=user)
 
         for user in ("ana", "bob"):
             assert list(copy.list(user_id=user)) == list(source.list(user_id=user))
@@ -111,7 +131,7 @@ def test_the_imported_store_searches_like_the_original(source: Memory, tmp_path:
 def test_importing_twice_changes_nothing(source: Memory, tmp_path: Path) -> None:
     rows = list(source.export())
     with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
-        assert copy.import_rows(rows) == 5
+        assert copy.import_rows(rows) == memories(rows)
         first = list(copy.export())
         stats = copy.stats()
         assert copy.import_rows(rows) == 0
@@ -127,7 +147,7 @@ def test_one_users_export_imports_only_that_user(source: Memory, tmp_path: Path)
     rows = export_jsonl(source, tmp_path / "bob.jsonl", user_id="bob")
     assert {r["user_id"] for r in rows if r["type"] != "header"} == {"bob"}
     with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
-        assert copy.import_rows(read_jsonl(tmp_path / "bob.jsonl")) == 1
+        assert copy.import_rows(read_jsonl(tmp_path / "bob.jsonl")) == memories(rows) == 2
         assert list(copy.export()) == rows
         assert list(copy.list(user_id="ana")) == []
 
@@ -135,7 +155,7 @@ def test_one_users_export_imports_only_that_user(source: Memory, tmp_path: Path)
 def test_import_with_another_model_re_embeds(source: Memory, tmp_path: Path) -> None:
     rows = list(source.export())
     with Memory(tmp_path / "copy.db", embedder=HashingEmbedder(dim=64)) as copy:
-        assert copy.import_rows(rows) == 5
+        assert copy.import_rows(rows) == memories(rows)
         for rec in copy.list(user_id="ana"):
             assert rec.embedding_model == "hashing-v1/64"
         strip = [{k: v for k, v in r.items() if k != "embedding_model"} for r in rows]
@@ -192,7 +212,7 @@ def test_async_export_import_round_trip(source: Memory, tmp_path: Path) -> None:
 
     async def main() -> list[dict[str, Any]]:
         async with AsyncMemory(tmp_path / "copy.db", embedder="hashing") as copy:
-            assert await copy.import_rows(rows) == 5
+            assert await copy.import_rows(rows) == memories(rows)
             assert await copy.import_rows(rows) == 0
             return await copy.export()
 
@@ -201,11 +221,14 @@ def test_async_export_import_round_trip(source: Memory, tmp_path: Path) -> None:
 
 def test_a_skipped_duplicate_brings_no_orphan_history(source: Memory, tmp_path: Path) -> None:
     rows = list(source.export(user_id="bob"))
-    [bob] = [r for r in rows if r["type"] == "memory"]
+    [bob] = [r for r in rows if r["type"] == "memory" and r["kind"] == "episodic"]
     with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
         [mine] = copy.add(bob["content"], user_id="bob", timestamp=bob["occurred_at"])
+        before = [r.id for r in copy.list(user_id="bob")]
         assert mine.id != bob["id"]
-        assert copy.import_rows(rows) == 0  # the same content is already there
-        assert [r.id for r in copy.list(user_id="bob")] == [mine.id]
+        # The same content is already there, and so is the fact drawn from it.
+        assert copy.import_rows(rows) == 0
+        assert [r.id for r in copy.list(user_id="bob")] == before
+        assert len(copy.facts(user_id="bob")) == 1
         with pytest.raises(NotFoundError):
             copy.history(bob["id"])

@@ -57,6 +57,11 @@ class AsyncMemory:
     history: Callable[..., Any] = _threaded(Memory.history)
     stats: Callable[..., Any] = _threaded(Memory.stats)
     reindex: Callable[..., Any] = _threaded(Memory.reindex)
+    facts: Callable[..., Any] = _threaded(Memory.facts)
+    entities: Callable[..., Any] = _threaded(Memory.entities)
+    neighbors: Callable[..., Any] = _threaded(Memory.neighbors)
+    profile: Callable[..., Any] = _threaded(Memory.profile)
+    learn_from_feedback: Callable[..., Any] = _threaded(Memory.learn_from_feedback)
 
     async def export(self, *, user_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """All export rows (see :meth:`Memory.export`), collected in a worker thread."""

@@ -14,16 +14,19 @@ import numpy as np
 
 from .embed import embed_long
 from .embed.base import Embedder
-from .models import MemoryRecord, normalize_text
+from .models import MemoryKind, MemoryRecord, normalize_text
 from .textproc import index_terms
 
 __all__ = ["embed_records", "index_text", "keyword_terms"]
 
 
 def index_text(record: MemoryRecord) -> str:
-    """``(8 May 2023) Caroline said, "text"`` — or without the parts the record lacks."""
+    """``(8 May 2023) Caroline said, "text"`` — or without the parts the record lacks.
+
+    Semantic records (facts) are already third-person statements: ``(7 May 2023) Caroline
+    attended the support group``."""
     text = normalize_text(record.content)
-    if record.speaker:
+    if record.speaker and record.kind != MemoryKind.SEMANTIC:
         text = f'{record.speaker} said, "{text}"'
     when = record.occurred_at
     if when is not None:
@@ -31,9 +34,11 @@ def index_text(record: MemoryRecord) -> str:
     return text
 
 
-def keyword_terms(record: MemoryRecord) -> str:
-    """The segmented terms stored in the FTS5 index for ``record``."""
-    return index_terms(index_text(record))
+def keyword_terms(record: MemoryRecord, extra: str = "") -> str:
+    """The segmented terms stored in the FTS5 index for ``record``; ``extra`` is more
+    text to index with it (the sentences of the facts extracted from it)."""
+    text = index_text(record)
+    return index_terms(f"{text} {extra}" if extra else text)
 
 
 def embed_records(embedder: Embedder, records: Sequence[MemoryRecord]) -> list[np.ndarray]:

@@ -32,6 +32,10 @@ from .models import (
 )
 from .retrieval.filters import parse_filter
 from .retrieval.search import Scope, Searcher, SearchRequest, scope_where
+from .semantic.api import SemanticAPI
+from .semantic.extractors import get_extractor
+from .semantic.service import SemanticLayer
+from .semantic.types import ExtractedFact, Extractor
 from .store.sqlite import SQLiteStore, parse_db_url
 
 __all__ = ["Memory", "MessageInput", "Progress"]
@@ -40,7 +44,7 @@ MessageInput = str | Message | dict[str, Any]
 Progress = Callable[[int, int], None]  # (done, total)
 
 
-class Memory:
+class Memory(SemanticAPI):
     """Long-term memory over one store.
 
     Args:
@@ -56,6 +60,11 @@ class Memory:
         read_only: open without writing (e.g. a backup); reads, search and export work,
             writes raise :class:`StoreError`. ``None`` (default) opens read-only when the
             file or its directory is not writable.
+        extractor: how facts are extracted from user messages into semantic memory:
+            ``"rules"`` (default, offline, English and Chinese), ``"llm"`` (the
+            OpenAI-compatible endpoint in the ``MEMSTRATA_LLM_*`` settings, rules as
+            fallback), an :class:`~memstrata.semantic.Extractor`, or ``None`` / ``"none"``
+            to store messages without extracting facts.
 
     Raises:
         StoreCorruptError: the file is not a healthy database ("database corrupt: <path>").
@@ -71,6 +80,7 @@ class Memory:
         clock: Callable[[], datetime] | None = None,
         check_embedder: bool = True,
         read_only: bool | None = None,
+        extractor: Extractor | str | None = "rules",
     ) -> None:
         self.path = parse_db_url(path if path is not None else default_db_path())
         self.embedder = get_embedder(embedder)
@@ -82,6 +92,7 @@ class Memory:
         except BaseException:
             self.store.close()
             raise
+        self.semantic = SemanticLayer(self.store, get_extractor(extractor))
         self._searcher = Searcher(self.store, self.embedder, self.retrieval)
 
     # -- model bookkeeping -------------------------------------------------------------
@@ -149,6 +160,26 @@ class Memory:
             ValidationError: blank content, bad scope ids, metadata, timestamp or
                 importance (nothing is stored and the embedder is not called).
         """
+        return self._insert(
+            self._records(
+                messages, user_id=user_id, agent_id=agent_id, session_id=session_id,
+                timestamp=timestamp, metadata=metadata, importance=importance, kind=kind,
+            )
+        )  # fmt: skip
+
+    def _records(
+        self,
+        messages: MessageInput | Sequence[MessageInput],
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        timestamp: datetime | str | None = None,
+        metadata: dict[str, Any] | None = None,
+        importance: float | None = None,
+        kind: str = "episodic",
+    ) -> builtins.list[MemoryRecord]:
+        """Validate :meth:`add`'s arguments into records (nothing stored)."""
         user_id = v.scope_id(user_id, "user_id", required=True)
         agent_id = v.scope_id(agent_id, "agent_id")
         session_id = v.scope_id(session_id, "session_id")
@@ -173,10 +204,16 @@ class Memory:
                     embedding_model=self.embedder.name,
                 )
             )  # fmt: skip
-        return self._insert(records)
+        return records
 
-    def _insert(self, records: builtins.list[MemoryRecord]) -> builtins.list[MemoryRecord]:
-        """Embed new records (outside the write lock) and insert all in one transaction."""
+    def _insert(
+        self,
+        records: builtins.list[MemoryRecord],
+        facts: dict[str, builtins.list[ExtractedFact]] | None = None,
+    ) -> builtins.list[MemoryRecord]:
+        """Extract facts and embed new records (outside the write lock), then insert all
+        in one transaction. ``facts`` gives the facts of some records instead of running
+        the extractor on them (learned feedback)."""
         if not records:
             return []
         self._require_model()
@@ -187,17 +224,27 @@ class Memory:
             if r.content_hash not in existing and r.content_hash not in fresh:
                 fresh[r.content_hash] = r
         new = list(fresh.values())
-        vectors = embed_records(self.embedder, new)
-        terms = [keyword_terms(r) for r in new]
+        now = self.now()
+        pending = self.semantic.prepare(new, now, facts)
+        drafts = [d for p in pending for d in p.drafts.values()]
+        # One embedding batch for the messages and the sentences of their facts.
+        vectors = embed_records(self.embedder, [*new, *drafts])
+        vec_of = {r.id: vec for r, vec in zip([*new, *drafts], vectors, strict=True)}
+        extra = {p.turn.id: p.keyword_text() for p in pending}
+        terms = {r.id: keyword_terms(r, extra.get(r.id, "")) for r in [*new, *drafts]}
 
         def write(c: sqlite3.Connection) -> dict[str, MemoryRecord]:
             stored: dict[str, MemoryRecord] = {}
-            for r, t, vec in zip(new, terms, vectors, strict=True):
-                if self.store.insert(c, r, t, vec) is None:
+            inserted: set[str] = set()
+            for r in new:
+                if self.store.insert(c, r, terms[r.id], vec_of[r.id]) is None:
                     # Another writer stored the same content meanwhile: return theirs.
                     stored.update(self.store.find_by_hash(c, user_id, [r.content_hash]))
                 else:
                     stored[r.content_hash] = r
+                    inserted.add(r.id)
+            if pending:
+                self.semantic.apply(c, pending, inserted, vec_of, terms, now)
             return stored
 
         stored = self.store.transact(write)
@@ -266,9 +313,12 @@ class Memory:
         """
         old = self.get(memory_id, user_id=user_id)
 
+        now = self.now()
+
         def write(c: sqlite3.Connection) -> None:
             self.store.delete_where(c, "id = ?", [old.id])
-            self.store.add_history(c, old.id, old.user_id, "DELETE", old, None, self.now())
+            self.store.add_history(c, old.id, old.user_id, "DELETE", old, None, now)
+            self.semantic.forget(c, old.user_id, [old.id], now)
 
         self.store.transact(write)
 
@@ -304,9 +354,11 @@ class Memory:
                 # The user's generation counter stays (and was bumped): resetting it would
                 # let other processes' vector caches mistake new vectors for old ones.
                 self.store.delete_user_history(c, user_id)
+                self.semantic.graph.delete_user(c, user_id)
             else:
                 for _rowid, mid, uid in gone:
                     self.store.add_history(c, mid, uid, "DELETE", None, None, now)
+                self.semantic.forget(c, user_id, [mid for _r, mid, _u in gone], now)
             return len(gone)
 
         return self.store.transact(write)
@@ -325,6 +377,7 @@ class Memory:
         threshold: float | None = None,
         kinds: Sequence[str] | None = None,
         mode: Literal["hybrid", "vector", "keyword"] = "hybrid",
+        include_history: bool = False,
     ) -> builtins.list[Hit]:
         """Hybrid recall within one user's memories.
 
@@ -337,9 +390,13 @@ class Memory:
                 ``{}`` for none.
             threshold: keep hits whose ``score`` ≥ threshold (> 1 returns nothing).
             mode: ``"hybrid"`` (vector + keyword), ``"vector"`` or ``"keyword"`` only.
+            include_history: also return superseded memories (facts that are no longer
+                true), ranked below current ones; by default only what is current.
 
         Returns:
             Hits sorted by ``score`` in [0, 1], highest first, each with its breakdown.
+            Messages are also found through the sentences of the facts extracted from
+            them; a message whose facts have all been superseded ranks lower.
 
         Raises:
             ScopeRequiredError: no ``user_id``.
@@ -354,6 +411,7 @@ class Memory:
             threshold=v.threshold(threshold),
             mode=v.mode(mode),
             now=self.now(),
+            include_history=bool(include_history),
         )
         if req.limit == 0 or (req.threshold is not None and req.threshold > 1.0):
             return []
@@ -429,7 +487,8 @@ class Memory:
         return MemoryPage(items=items, next_cursor=items[-1].id if more and items else None)
 
     def history(self, memory_id: str, *, user_id: str | None = None) -> builtins.list[HistoryEvent]:
-        """The audit trail of one memory (ADD, UPDATE, DELETE events, oldest first).
+        """The audit trail of one memory (ADD, UPDATE, DELETE, and for facts SUPERSEDE and
+        RETRACT events, oldest first).
 
         Works for deleted memories too (their ``DELETE`` event is kept).
 

@@ -1,8 +1,10 @@
 """Export and import of a store's memories and history as JSON-ready rows.
 
-The row format (JSON Lines on disk) is ``{"type": "header" | "memory" | "history", ...}``;
-memories and history events are dumped field for field, so an export imported into a
-new store reproduces the same ids, times, metadata and audit trail.
+The row format (JSON Lines on disk) is ``{"type": "header" | "memory" | "entity" | "fact"
+| "history", ...}``; memories, the knowledge graph (entities with aliases, facts with
+their validity and provenance) and history events are dumped field for field, so an
+export imported into a new store reproduces the same ids, times, metadata, facts and
+audit trail. Version 1 files (before the graph existed) are still read.
 """
 
 from __future__ import annotations
@@ -16,21 +18,26 @@ from pydantic import ValidationError as PydanticValidationError
 from . import _validate as v
 from .errors import ValidationError
 from .indexing import embed_records, keyword_terms
-from .models import HistoryEvent, MemoryRecord
+from .models import Entity, Fact, HistoryEvent, MemoryKind, MemoryRecord
 
 if TYPE_CHECKING:
     from .memory import Memory, Progress
 
-__all__ = ["export_rows", "import_rows"]
+__all__ = ["EXPORT_VERSION", "export_rows", "import_rows"]
+
+#: The export format written; 1 (no graph rows) and 2 are read.
+EXPORT_VERSION = 2
+_ROW_TYPES = ("header", "memory", "entity", "fact", "history")
 
 
 def export_rows(mem: Memory, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
-    """Yield JSON-ready rows: a ``header``, then ``memory`` rows, then ``history`` rows.
+    """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact`` and
+    ``history`` rows.
 
     ``user_id`` limits the export to one user; ``None`` exports the whole store.
     """
     uid = v.scope_id(user_id, "user_id") if user_id is not None else None
-    yield {"type": "header", "format": "memstrata-export", "version": 1,
+    yield {"type": "header", "format": "memstrata-export", "version": EXPORT_VERSION,
            "embedding_model": mem.store.get_meta("embedding_model")}  # fmt: skip
     where, params = ("user_id = ?", [uid]) if uid is not None else ("1", [])
     last = ""
@@ -41,6 +48,12 @@ def export_rows(mem: Memory, *, user_id: str | None = None) -> Iterator[dict[str
         for rec in page:
             yield {"type": "memory", **rec.to_json()}
         last = page[-1].id
+    for entity in mem.semantic.graph.export_entities(uid):
+        # The row's "type" is the row kind, so the entity's own type is "entity_type".
+        body = entity.model_dump(mode="json")
+        yield {"type": "entity", "entity_type": body.pop("type"), **body}
+    for fact in mem.semantic.graph.export_facts(uid):
+        yield {"type": "fact", **fact.model_dump(mode="json")}
     for event in mem.store.history_rows(uid):
         yield {"type": "history", **event.model_dump(mode="json")}
 
@@ -61,11 +74,13 @@ def import_rows(
     """
     mem._require_model()
     records: list[MemoryRecord] = []
+    entities: list[Entity] = []
+    facts: list[tuple[int, Fact]] = []
     events: list[HistoryEvent] = []
     event_rows: list[int] = []
     for n, row in enumerate(rows):
-        if not isinstance(row, dict) or row.get("type") not in ("header", "memory", "history"):
-            raise ValidationError(f"rows[{n}].type", "expected 'header', 'memory' or 'history'")
+        if not isinstance(row, dict) or row.get("type") not in _ROW_TYPES:
+            raise ValidationError(f"rows[{n}].type", f"expected one of {', '.join(_ROW_TYPES)}")
         body = {k: val for k, val in row.items() if k != "type"}
         try:
             if row["type"] == "header":
@@ -74,6 +89,16 @@ def import_rows(
                 rec = MemoryRecord.model_validate(body)
                 _check_record(rec, f"rows[{n}]")
                 records.append(rec)
+            elif row["type"] == "entity":
+                if "entity_type" in body:
+                    body["type"] = body.pop("entity_type")
+                entity = Entity.model_validate(body)
+                v.scope_id(entity.user_id, f"rows[{n}].user_id", required=True)
+                entities.append(entity)
+            elif row["type"] == "fact":
+                fact = Fact.model_validate(body)
+                v.scope_id(fact.user_id, f"rows[{n}].user_id", required=True)
+                facts.append((n, fact))
             elif row["type"] == "history":
                 event = HistoryEvent.model_validate(body)
                 v.memory_id(event.memory_id, f"rows[{n}].memory_id")
@@ -85,23 +110,41 @@ def import_rows(
             loc = ".".join(str(p) for p in err["loc"])
             raise ValidationError(f"rows[{n}].{loc}", err["msg"]) from exc
     _check_history_owners(mem, records, events, event_rows)
+    _check_fact_entities(mem, entities, facts)
+    skipped = _already_stored(mem, records)
+    # Facts drawn only from skipped messages are skipped with them: the store holds
+    # those messages under other ids, and their facts already.
+    derived_from_skipped = {
+        r.id
+        for r in records
+        if r.kind == MemoryKind.SEMANTIC and r.source_ids and set(r.source_ids) <= skipped
+    }
+    skipped |= derived_from_skipped
+    records = [r for r in records if r.id not in skipped]
+    facts = [
+        (n, f)
+        for n, f in facts
+        if f.memory_id not in skipped and not (f.source_ids and set(f.source_ids) <= skipped)
+    ]
+    # A message is also keyword-indexed with the sentences of the facts drawn from it.
+    extra: dict[str, list[str]] = {}
+    for r in records:
+        if r.kind == MemoryKind.SEMANTIC and r.superseded_by is None:
+            for source in r.source_ids:
+                extra.setdefault(source, []).append(r.content)
     imported = 0
     total = len(records)
-    skipped: set[str] = set()
     for start in range(0, total, 64):
         part = records[start : start + 64]
-        known = set(mem.store.owners([r.id for r in part])[0])
-        skipped.update(r.id for r in part if r.id in known)
-        part = [r for r in part if r.id not in known]
         vectors = embed_records(mem.embedder, part)
-        terms = [keyword_terms(r) for r in part]
+        terms = [keyword_terms(r, " ".join(extra.get(r.id, []))) for r in part]
 
         def write(c: sqlite3.Connection, part=part, vectors=vectors, terms=terms) -> int:
             done = 0
             for r, t, vec in zip(part, terms, vectors, strict=True):
                 r2 = r.model_copy(update={"embedding_model": mem.embedder.name})
                 if mem.store.insert(c, r2, t, vec, history=False) is None:
-                    skipped.add(r.id)  # same content already stored under another id
+                    skipped.add(r.id)  # another writer stored the same content meanwhile
                 else:
                     done += 1
             return done
@@ -110,13 +153,37 @@ def import_rows(
         if progress:
             progress(min(start + 64, total), total)
 
-    def write_history(c: sqlite3.Connection) -> None:
+    def write_graph_and_history(c: sqlite3.Connection) -> None:
+        for entity in entities:
+            mem.semantic.graph.import_entity(c, entity)
+        for n, fact in facts:
+            try:
+                mem.semantic.graph.import_fact(c, fact)
+            except ValidationError as exc:
+                raise ValidationError(f"rows[{n}].{exc.field}", exc.message) from None
         for e in events:
             if e.memory_id not in skipped:
                 mem.store.insert_history(c, e)
 
-    mem.store.transact(write_history)
+    mem.store.transact(write_graph_and_history)
     return imported
+
+
+def _already_stored(mem: Memory, records: list[MemoryRecord]) -> set[str]:
+    """Ids of records the store holds already: the same id, or the same content in the
+    same scope under another id."""
+    skipped: set[str] = set()
+    for start in range(0, len(records), 500):
+        part = records[start : start + 500]
+        skipped.update(mem.store.owners([r.id for r in part])[0])
+        by_user: dict[str, list[MemoryRecord]] = {}
+        for r in part:
+            if r.id not in skipped:
+                by_user.setdefault(r.user_id, []).append(r)
+        for user, recs in by_user.items():
+            found = mem.store.find_by_hash(None, user, [r.content_hash for r in recs])
+            skipped.update(r.id for r in recs if r.content_hash in found)
+    return skipped
 
 
 def _check_record(rec: MemoryRecord, where: str) -> None:
@@ -138,11 +205,31 @@ def _check_header(row: dict[str, Any], where: str) -> None:
         raise ValidationError(
             f"{where}.format", f"expected 'memstrata-export', got {row.get('format')!r}"
         )
-    if row.get("version") != 1:
+    if row.get("version") not in (1, EXPORT_VERSION):
         raise ValidationError(
             f"{where}.version",
-            f"unsupported export version {row.get('version')!r}; this memstrata reads version 1",
+            f"unsupported export version {row.get('version')!r}; "
+            f"this memstrata reads versions 1 and {EXPORT_VERSION}",
         )
+
+
+def _check_fact_entities(
+    mem: Memory, entities: list[Entity], facts: list[tuple[int, Fact]]
+) -> None:
+    """A fact must link entities of its own user, from the file or from the store."""
+    in_file = {e.id: e.user_id for e in entities}
+    for n, fact in facts:
+        for field, entity_id in (("subject_id", fact.subject_id), ("object_id", fact.object_id)):
+            if entity_id is None:
+                continue
+            owner = in_file.get(entity_id)
+            if owner is None:
+                stored = mem.semantic.graph.entity_by_id(None, fact.user_id, entity_id)
+                owner = stored.user_id if stored is not None else None
+            if owner != fact.user_id:
+                raise ValidationError(
+                    f"rows[{n}].{field}", f"no entity {entity_id} of user {fact.user_id!r}"
+                )
 
 
 def _check_history_owners(

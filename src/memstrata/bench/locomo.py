@@ -227,7 +227,9 @@ def _ask(
     """Search every question; one ``details`` entry (with ``scores``) per question."""
     details = []
     for q in questions:
-        hits = recorder.search(memory, q["question"], user_id=sample_id, limit=10, mode=mode)
+        hits = recorder.search(
+            memory, q["question"], user_id=sample_id, limit=10, mode=mode, kinds=["episodic"]
+        )
         ranked, scores = _score(hits, q["gold"])
         details.append({"conversation": sample_id, **q, "ranked": ranked, "scores": scores})
         bar.advance(task)
@@ -264,6 +266,7 @@ def run_locomo(
     retrieval: RetrievalConfig | None = None,
     max_questions: int | None = None,
     show_progress: bool = True,
+    extractor: str | None = "rules",
 ) -> dict[str, Any]:
     """Ingest LoCoMo conversations and score search against each question's evidence.
 
@@ -283,6 +286,9 @@ def run_locomo(
         max_questions: stop after this many questions (conversations after that are
             not ingested).
         show_progress: draw rich progress bars.
+        extractor: fact extraction while ingesting (``"rules"`` default, ``None`` off);
+            questions are scored on the messages (``kinds=["episodic"]``), which facts
+            reach through their keys.
 
     Returns:
         JSON-ready dict: ``config``; ``metrics`` (rows ``multi-hop``, ``temporal``,
@@ -316,7 +322,7 @@ def run_locomo(
         for sample_id, sessions, questions in plan:
             path = _harness.fresh_store(wd, store_path(wd, sample_id).stem)
             bar.update(ingest, note=sample_id)
-            with Memory(path, embedder=outer, retrieval=retrieval) as memory:
+            with Memory(path, embedder=outer, retrieval=retrieval, extractor=extractor) as memory:
                 counts["deduplicated_turns"] += _ingest(
                     memory, recorder, sample_id, sessions, bar, ingest
                 )
@@ -332,6 +338,7 @@ def run_locomo(
             benchmark="locomo",
             embedder=outer,
             mode=mode,
+            extractor=extractor or "none",
             retrieval=retrieval,
             data={"locomo": data_path},
             cache=cache,

@@ -215,7 +215,9 @@ def _ask(
 ) -> list[dict[str, Any]]:
     details = []
     for q in questions:
-        hits = recorder.search(memory, q.question, user_id=_user_id(q.user), limit=10, mode=mode)
+        hits = recorder.search(
+            memory, q.question, user_id=_user_id(q.user), limit=10, mode=mode, kinds=["episodic"]
+        )
         meta = [h.memory.metadata for h in hits]
         ranked = [evidence_id(m.get("date", ""), int(m.get("pair", -1))) for m in meta]
         sessions = [m.get("date") for m in meta]
@@ -247,6 +249,7 @@ def run_memorybank(
     cache: _harness.CachePath = True,
     retrieval: RetrievalConfig | None = None,
     show_progress: bool = True,
+    extractor: str | None = "rules",
 ) -> dict[str, Any]:
     """Ingest each gold user's MemoryBank history and score search on the probing questions.
 
@@ -266,6 +269,9 @@ def run_memorybank(
         cache: on-disk embedding cache: ``True`` (user cache dir), a path, or ``False``.
         retrieval: ranking settings; the library default when ``None``.
         show_progress: draw rich progress bars.
+        extractor: fact extraction while ingesting (``"rules"`` default, ``None`` off);
+            questions are scored on the messages (``kinds=["episodic"]``), which facts
+            reach through their keys.
 
     Returns:
         JSON-ready dict: ``config``, ``metrics`` (rows ``single-evidence``,
@@ -293,7 +299,7 @@ def run_memorybank(
         for n, (key, messages) in enumerate(users):
             path = _harness.fresh_store(wd, f"memorybank-{lang}-{n:02d}")
             bar.update(ingest, note=_user_id(key))
-            with Memory(path, embedder=outer, retrieval=retrieval) as memory:
+            with Memory(path, embedder=outer, retrieval=retrieval, extractor=extractor) as memory:
                 for date, day in itertools.groupby(messages, lambda m: m.metadata["date"]):
                     day_messages = list(day)
                     recorder.add(memory, day_messages, user_id=_user_id(key), session_id=date)
@@ -306,6 +312,7 @@ def run_memorybank(
             benchmark=f"memorybank-{lang}",
             embedder=outer,
             mode=mode,
+            extractor=extractor or "none",
             retrieval=retrieval,
             data={"bank": bank_file, "gold": gold_path},
             cache=cache,

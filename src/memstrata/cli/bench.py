@@ -1,4 +1,5 @@
-"""``memstrata bench``: retrieval benchmarks (LoCoMo, MemoryBank).
+"""``memstrata bench``: retrieval benchmarks (LoCoMo, MemoryBank) and the fact-extraction
+benchmark (precision and recall on the labelled gold set).
 
 The benchmark modules are imported inside each command, so that ``memstrata --help`` and
 the memory commands never pay for them.
@@ -6,14 +7,22 @@ the memory commands never pay for them.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
+from rich import box
+from rich.table import Table
+from rich.text import Text
 
-from ._common import Mode, _emit, _State, _state
+from ..errors import UsageError, ValidationError
+from ._common import Mode, _emit, _say, _State, _state
 
-bench_app = typer.Typer(no_args_is_help=True, help="Run retrieval benchmarks.")
+if TYPE_CHECKING:
+    from ..semantic.evaluate import Counts, ExtractionScores, FactError
+
+bench_app = typer.Typer(no_args_is_help=True, help="Run retrieval and extraction benchmarks.")
 
 DataPath = Annotated[Path, typer.Option(exists=True, help="Benchmark data file.")]
 OutOpt = Annotated[Path | None, typer.Option(dir_okay=False, help="Write the result JSON here.")]
@@ -95,3 +104,119 @@ def memorybank(
         show_progress=not state.json,
     )
     _report(state, result, plot)
+
+
+def _ratio_cell(numerator: int, denominator: int) -> str:
+    return "—" if denominator == 0 else f"{numerator / denominator:.3f}"
+
+
+def _extraction_table(lang: str, scores: ExtractionScores) -> Table:
+    table = Table(
+        title=f"extraction · {lang} · {scores.examples} messages",
+        box=box.SIMPLE_HEAVY,
+        title_justify="left",
+    )
+    table.add_column("kind", style="bold", no_wrap=True)
+    for name in ("messages", "gold", "predicted", "matched", "P", "R", "F1"):
+        table.add_column(name, justify="right", no_wrap=True)
+
+    def row(name: str, messages: int, c: Counts, **style: Any) -> None:
+        f1 = "—" if c.gold == 0 and c.predicted == 0 else f"{c.f1:.3f}"
+        cells = (str(messages), str(c.gold), str(c.predicted), str(c.matched))
+        precision, recall = _ratio_cell(c.matched, c.predicted), _ratio_cell(c.matched, c.gold)
+        table.add_row(name, *cells, precision, recall, f1, **style)
+
+    kinds = list(scores.by_kind)
+    for i, kind in enumerate(kinds):
+        row(
+            kind,
+            scores.messages_by_kind[kind],
+            scores.by_kind[kind],
+            end_section=i == len(kinds) - 1,
+        )
+    row("overall", scores.examples, scores.total, style="bold")
+    table.caption = f"{scores.ms_per_message:.2f} ms/message"
+    return table
+
+
+def _error_table(title: str, errors: list[FactError], limit: int) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for name in ("id", "text", "fact"):
+        table.add_column(name, overflow="fold")
+    for error in errors[:limit]:
+        item = error.to_dict()
+        fact = f"({item['subject']}, {item['predicate']}, {item['object']})"
+        if item["negated"]:
+            fact += " negated"
+        if item["date"]:
+            fact += f" @ {item['date']}"
+        # Text, not str: gold and predicted text must never be read as rich markup.
+        table.add_row(item["id"], Text(item["text"]), Text(fact))
+    return table
+
+
+@bench_app.command()
+def extraction(
+    ctx: typer.Context,
+    lang: Annotated[Literal["en", "zh", "both"], typer.Option(help="Gold set language.")] = "both",
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            file_okay=False,
+            help="Directory holding en.jsonl and zh.jsonl.",
+            show_default="tests/data/extraction of the source checkout",
+        ),
+    ] = None,
+    errors: Annotated[
+        int, typer.Option(min=0, help="Show up to N false positives and N false negatives.")
+    ] = 0,
+    out: OutOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result as JSON (as the global --json).")
+    ] = False,
+) -> None:
+    """Fact extraction: precision, recall and F1 of the rule extractor on the gold set."""
+    from ..semantic.evaluate import default_data_dir, evaluate, load_gold
+    from ..semantic.rules import RuleExtractor
+
+    state = _state(ctx)
+    folder = data if data is not None else default_data_dir()
+    if folder is None:
+        raise UsageError("no gold set found next to this installation; pass --data DIR")
+    languages = ("en", "zh") if lang == "both" else (lang,)
+    extractor = RuleExtractor()
+    results: dict[str, ExtractionScores] = {}
+    for code in languages:
+        path = folder / f"{code}.jsonl"
+        if not path.is_file():
+            raise UsageError(f"--data: {path} does not exist")
+        results[code] = evaluate(extractor, load_gold(path))
+    document = {
+        "benchmark": "extraction",
+        "extractor": extractor.name,
+        "data": str(folder),
+        "languages": {code: scores.to_dict() for code, scores in results.items()},
+    }
+    if out is not None:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", "utf-8")
+        except OSError as exc:
+            raise ValidationError("--out", f"cannot write {out}: {exc.strerror}") from exc
+    if state.json or as_json:
+        return _emit(document)
+    for code, scores in results.items():
+        state.out.print(_extraction_table(code, scores))
+        if not errors:
+            continue
+        for title, found in (
+            (f"false positives · {code}", scores.false_positives),
+            (f"false negatives · {code}", scores.false_negatives),
+        ):
+            if found:
+                state.out.print(_error_table(f"{title} ({len(found)})", found, errors))
+            else:
+                _say(state.out, f"{title}: none")
+    if out is not None:
+        _say(state.err, f"wrote {out}")

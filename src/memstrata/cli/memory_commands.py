@@ -90,6 +90,9 @@ def search(
     mode: Annotated[Mode, typer.Option(help="Which signals to use.")] = "hybrid",
     kind: KindOpt = None,
     filter_json: Annotated[str | None, typer.Option(help="Metadata filter as JSON.")] = None,
+    include_history: Annotated[
+        bool, typer.Option("--history", help="Also superseded memories (ranked lower).")
+    ] = False,
 ) -> None:
     """Recall the memories most relevant to QUERY."""
     state = _state(ctx)
@@ -105,6 +108,7 @@ def search(
             threshold=threshold,
             kinds=kind,
             mode=mode,
+            include_history=include_history,
         )
     if state.json:
         return _emit([hit.model_dump(mode="json") for hit in hits])

@@ -19,6 +19,7 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
 from ..models import Hit
+from ..store.graph import GraphStore, normalize_name
 from ..store.sqlite import RankSignals, SQLiteStore, iso
 from ..textproc import fts_match_expression, query_terms
 from . import fusion
@@ -62,12 +63,31 @@ def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
     return (" AND ".join(parts) or "1"), params
 
 
-def active_where(now: datetime, prefix: str = "") -> tuple[str, list[Any]]:
-    """Exclude expired (TTL) and superseded records."""
-    return (
-        f"({prefix}expires_at IS NULL OR {prefix}expires_at > ?) AND {prefix}superseded_by IS NULL",
-        [iso(now)],
-    )
+def active_where(
+    now: datetime, prefix: str = "", *, include_history: bool = False
+) -> tuple[str, list[Any]]:
+    """Exclude expired (TTL) records, and superseded ones unless ``include_history``."""
+    expiry = f"({prefix}expires_at IS NULL OR {prefix}expires_at > ?)"
+    if include_history:
+        return expiry, [iso(now)]
+    return f"{expiry} AND {prefix}superseded_by IS NULL", [iso(now)]
+
+
+def _mentions(text: str, name: str) -> bool:
+    """Whether normalised ``text`` names ``name``: as a whole word for alphabetic
+    names ("Ann" is not in "Annual"), as a substring for CJK ones."""
+    if len(name) < 2:
+        return False
+    at = text.find(name)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        after = text[at + len(name)] if at + len(name) < len(text) else " "
+        if not (before.isalnum() and before.isascii()) and not (
+            after.isalnum() and after.isascii()
+        ):
+            return True
+        at = text.find(name, at + 1)
+    return False
 
 
 @dataclass
@@ -78,6 +98,14 @@ class _UserVectors:
     unique: np.ndarray  # (u,) distinct rowids
     starts: np.ndarray  # (u,) first chunk of each
     neighbours: dict[int, tuple[int, ...]]  # rowid → adjacent turns in its session
+    # Fact keys: semantic record → the record it was derived from, as positions in
+    # ``unique``; ``link_current`` says whether the fact is still current.
+    link_fact: np.ndarray
+    link_source: np.ndarray
+    link_current: np.ndarray
+    stale: frozenset[int]  # turns whose every extracted fact has been closed
+    closed: frozenset[int]  # superseded semantic records
+    entity_names: list[tuple[str, str]]  # (normalised name or alias, entity id)
 
 
 class VectorCache:
@@ -108,7 +136,20 @@ class VectorCache:
             if rid >= 0:
                 around = (order[i - 1] if i else -1, order[i + 1] if i + 1 < len(order) else -1)
                 neighbours[rid] = tuple(n for n in around if n >= 0)
-        entry = _UserVectors(gen, rowids, matrix, unique, starts, neighbours)
+        links = self._store.fact_links(user_id)
+        pos = {int(r): i for i, r in enumerate(unique.tolist())}
+        known = [(f, s, cur) for f, s, cur in links if f in pos and s in pos]
+        link_fact = np.array([pos[f] for f, _, _ in known], dtype=np.int64)
+        link_source = np.array([pos[s] for _, s, _ in known], dtype=np.int64)
+        link_current = np.array([cur for _, _, cur in known], dtype=bool)
+        live_sources = {s for _, s, cur in links if cur}
+        stale = frozenset(s for _, s, cur in links if not cur and s not in live_sources)
+        closed = frozenset(f for f, _, cur in links if not cur)
+        entry = _UserVectors(
+            gen, rowids, matrix, unique, starts, neighbours,
+            link_fact, link_source, link_current, stale, closed,
+            GraphStore(self._store).entity_names(user_id),
+        )  # fmt: skip
         with self._lock:
             if len(self._users) >= self._max_users and user_id not in self._users:
                 self._users.pop(next(iter(self._users)))
@@ -124,6 +165,7 @@ class SearchRequest:
     threshold: float | None
     mode: Mode
     now: datetime
+    include_history: bool = False
 
 
 @dataclass
@@ -135,6 +177,10 @@ class _Candidates:
     kw_rank: dict[int, int] = field(default_factory=dict)
     neighbours: dict[int, tuple[int, ...]] = field(default_factory=dict)
     bm25_full: float = 0.0  # BM25 of a document matching every query term once
+    fact_key: dict[int, float] = field(default_factory=dict)  # cosine via a fact key
+    stale: frozenset[int] = frozenset()
+    closed: frozenset[int] = frozenset()
+    entity_names: list[tuple[str, str]] = field(default_factory=list)
 
 
 class Searcher:
@@ -162,6 +208,8 @@ class Searcher:
             self._vector_candidates(req, allowed, n, cands)
         if req.mode in ("hybrid", "keyword"):
             self._keyword_candidates(req, n, cands)
+        if cfg.fact_keys and cands.entity_names:
+            self._add_entity_facts(req, cands)
         if cfg.context_weight > 0:
             self._add_neighbours(cands)
         if not cands.rowids:
@@ -192,7 +240,7 @@ class Searcher:
         """Which rowids vector search may return: ``(True, ids)`` only these, ``(False, ids)``
         all but these, ``None`` all of the user's."""
         where, params = scope_where(req.scope)
-        act, act_params = active_where(req.now)
+        act, act_params = active_where(req.now, include_history=req.include_history)
         if where == "1":
             # Fast path: only inactive records (partial index) need excluding.
             inactive = self.store.rowids(
@@ -227,6 +275,9 @@ class Searcher:
             else np.maximum.reduceat(chunk_sims, uv.starts)
         )
         ids = uv.unique
+        if uv.link_fact.size and self.config.fact_keys:
+            sims = self._through_fact_keys(req, uv, sims, cands)
+        cands.stale, cands.closed, cands.entity_names = uv.stale, uv.closed, uv.entity_names
         if allowed is not None:
             include, listed = allowed
             keep = np.isin(ids, listed) if include else ~np.isin(ids, listed)
@@ -248,6 +299,41 @@ class Searcher:
         cands.neighbours = uv.neighbours
 
     @staticmethod
+    def _through_fact_keys(
+        req: SearchRequest, uv: _UserVectors, sims: np.ndarray, cands: _Candidates
+    ) -> np.ndarray:
+        """A record derived into facts is also found through its facts' sentences: its
+        cosine becomes the best of its own and its (current) facts' (fact-augmented keys,
+        LongMemEval §5). Closed facts count only when history is asked for."""
+        use = uv.link_current if not req.include_history else np.ones_like(uv.link_current)
+        if not use.any():
+            return sims
+        via = np.full(sims.shape, -np.inf)
+        np.maximum.at(via, uv.link_source[use], sims[uv.link_fact[use]])
+        lifted = via > sims
+        for i in np.flatnonzero(lifted).tolist():
+            cands.fact_key[int(uv.unique[i])] = float(via[i])
+        return np.where(lifted, via, sims)
+
+    #: At most this many current facts per query join the candidates through the
+    #: entities the query names.
+    ENTITY_FACTS = 20
+
+    def _add_entity_facts(self, req: SearchRequest, cands: _Candidates) -> None:
+        """Entities the query names pull their current facts (and, through the fact
+        keys, the messages they came from) into the candidates."""
+        query = normalize_name(req.query)
+        named = [eid for norm, eid in cands.entity_names if _mentions(query, norm)]
+        if not named:
+            return
+        graph = GraphStore(self.store)
+        seen = set(cands.rowids)
+        for rid in graph.current_fact_rowids(req.scope.user_id, named, self.ENTITY_FACTS):
+            if rid not in seen and rid in cands.cosine:  # in scope, active
+                seen.add(rid)
+                cands.rowids.append(rid)
+
+    @staticmethod
     def _add_neighbours(cands: _Candidates) -> None:
         """Add the turns next to each candidate in its session (when in scope), so a reply
         whose own words miss the query can rise on its neighbour's relevance."""
@@ -264,7 +350,7 @@ class Searcher:
         if match is None:
             return
         where, params = scope_where(req.scope, "m.")
-        act, act_params = active_where(req.now, "m.")
+        act, act_params = active_where(req.now, "m.", include_history=req.include_history)
         rows = self.store.keyword_matches(
             req.scope.user_id, match, f"{where} AND {act}", [*params, *act_params], n
         )
@@ -340,6 +426,13 @@ class Searcher:
                 near = [relevance[index[nb]] for nb in cands.neighbours.get(rid, ()) if nb in index]
                 context[i] = max(near, default=0.0)
             relevance = (relevance + cfg.context_weight * context) / (1.0 + cfg.context_weight)
+        # Current knowledge first: a turn whose facts were all superseded, and (when
+        # history is asked for) a superseded fact, rank below what is true now.
+        outdated = np.array(
+            [(r in cands.closed) or (not req.include_history and r in cands.stale) for r in rowids],
+            dtype=bool,
+        )
+        relevance = np.where(outdated, relevance * (1.0 - cfg.outdated_penalty), relevance)
         importance = np.array([r.importance for r in recs], dtype=np.float64)
         now = req.now
         age_days = np.array([max((now - r.occurred_at).total_seconds(), 0.0) / 86400 for r in recs])
@@ -354,7 +447,10 @@ class Searcher:
             recency_weight=cfg.recency_weight,
             access_weight=cfg.access_weight,
         )
+        fact_key = np.array([cands.fact_key.get(r, nan) for r in rowids], dtype=np.float64)
         return {
+            "fact_key": fact_key,
+            "outdated": outdated.astype(np.float64),
             "vector": cos,
             "keyword": bm25,
             "vector_norm": np.where(has_vec, v, np.nan),

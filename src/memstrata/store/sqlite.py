@@ -173,6 +173,58 @@ class SQLiteStore(SQLiteConnection):
             ),
         )  # fmt: skip
 
+    def set_validity(
+        self,
+        c: sqlite3.Connection,
+        memory_id: str,
+        *,
+        valid_from: datetime | None,
+        valid_to: datetime | None,
+        superseded_by: str | None,
+        at: datetime,
+    ) -> MemoryRecord | None:
+        """Set a record's validity (a fact's sentence record following its fact):
+        ``valid_from``, ``valid_to`` and ``superseded_by``; bumps the user's generation
+        when that changes whether the record is current. Returns the record as it was
+        before, or ``None`` if it does not exist."""
+        row = c.execute(f"SELECT {_COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            return None
+        old = self.row_record(row)
+        if (old.valid_from, old.valid_to, old.superseded_by) == (
+            valid_from,
+            valid_to,
+            superseded_by,
+        ):
+            return old
+        c.execute(
+            "UPDATE memories SET valid_from = ?, valid_to = ?, superseded_by = ?, updated_at = ? "
+            "WHERE id = ?",
+            (iso(valid_from), iso(valid_to), superseded_by, iso(at), memory_id),
+        )
+        if (old.superseded_by is None) != (superseded_by is None):
+            self.bump_generation(c, old.user_id)
+        return old
+
+    def add_source(self, c: sqlite3.Connection, memory_id: str, source_id: str) -> None:
+        """Append ``source_id`` to a record's provenance (once)."""
+        c.execute(
+            "UPDATE memories SET source_ids = json_insert(source_ids, '$[#]', ?) "
+            "WHERE id = ? AND NOT EXISTS (SELECT 1 FROM json_each(source_ids) WHERE value = ?)",
+            (source_id, memory_id, source_id),
+        )
+
+    def fact_links(self, user_id: str) -> list[tuple[int, int, bool]]:
+        """Links from a user's semantic records to the records they were derived from:
+        ``[(semantic rowid, source rowid, semantic record is current)]``."""
+        rows = self.read(
+            "SELECT f.rowid, s.rowid, f.superseded_by IS NULL FROM memories f, "
+            "json_each(f.source_ids) j JOIN memories s ON s.id = j.value "
+            "WHERE f.user_id = ? AND f.kind = 'semantic' AND s.user_id = ?",
+            (user_id, user_id),
+        )
+        return [(int(a), int(b), bool(cur)) for a, b, cur in rows]
+
     def ids(self) -> list[str]:
         """Every record id, oldest insert first."""
         return [r[0] for r in self.read("SELECT id FROM memories ORDER BY rowid")]

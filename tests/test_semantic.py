@@ -1,0 +1,281 @@
+"""Semantic memory through the public API: facts, conflicts in time, profile, graph,
+and how facts change recall. Real SQLite files; the rule extractor; the hashing embedder
+(the ranking bar with the real model is in tests/integration/test_semantic_ranking.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import anyio
+import pytest
+
+from memstrata import AsyncMemory, Memory
+from memstrata.errors import NotFoundError, ValidationError
+from memstrata.semantic.types import SELF, ExtractedFact, Extraction
+
+
+@pytest.fixture
+def mem(smem: Memory) -> Memory:
+    """This file tests the product default: facts are extracted."""
+    return smem
+
+
+T1 = datetime(2024, 1, 10, 9, 0, tzinfo=UTC)
+T2 = datetime(2024, 6, 3, 9, 0, tzinfo=UTC)
+
+
+def current(mem: Memory, user: str, subject: str) -> dict[str, str]:
+    return {f.predicate: f.object for f in mem.facts(user_id=user, subject=subject)}
+
+
+LENA_EN = {
+    "t1": ["Lena lives in Lisbon.", "Lena works on project Orca."],
+    "t2": [
+        "Lena moved to Porto.",
+        "Lena was reassigned from Orca to Kestrel.",
+        "Lena administers the team Git org.",
+    ],
+    "name": "Lena",
+    "home": ("Lisbon", "Porto"),
+    "project": ("Orca", "Kestrel"),
+}
+LENA_ZH = {
+    "t1": ["莉娜住在里斯本。", "莉娜负责Orca项目。"],
+    "t2": ["莉娜搬到了波尔图。", "莉娜从Orca项目调到了Kestrel项目。", "莉娜管理团队的Git组织。"],
+    "name": "莉娜",
+    "home": ("里斯本", "波尔图"),
+    "project": ("Orca", "Kestrel"),
+}
+
+
+@pytest.mark.parametrize("case", [LENA_EN, LENA_ZH], ids=["en", "zh"])
+def test_newer_facts_close_older_ones_and_keep_history(mem: Memory, case: dict) -> None:
+    name = case["name"]
+    mem.add(case["t1"], user_id="u1", timestamp=T1)
+    assert current(mem, "u1", name)["lives_in"] == case["home"][0]
+    mem.add(case["t2"], user_id="u1", timestamp=T2)
+
+    now = mem.facts(user_id="u1", subject=name)
+    by_pred = {f.predicate: f for f in now}
+    assert by_pred["lives_in"].object == case["home"][1]
+    assert by_pred["works_on"].object.casefold().startswith(case["project"][1].casefold())
+    assert "role" in by_pred  # the Git-org role did not close works_on (unrelated)
+
+    everything = mem.facts(user_id="u1", subject=name, include_history=True)
+    old_home = next(f for f in everything if f.object == case["home"][0])
+    old_project = next(
+        f for f in everything if f.predicate == "works_on" and case["project"][0] in f.object
+    )
+    for old in (old_home, old_project):
+        assert old.valid_to == T2 and old.superseded_by is not None  # closed, not deleted
+    assert old_home.superseded_by == by_pred["lives_in"].id
+
+    # "What was true on date D"
+    then = {f.predicate: f.object for f in mem.facts(user_id="u1", subject=name, as_of=T1)}
+    assert then["lives_in"] == case["home"][0]
+    assert case["project"][0] in then["works_on"]
+
+    # The fact's own record keeps its history: created, then replaced.
+    events = mem.history(old_home.memory_id, user_id="u1")
+    assert [e.event for e in events] == ["ADD", "SUPERSEDE"]
+    assert case["home"][1] in (events[-1].new_content or "")
+
+
+def test_superseded_facts_only_appear_when_history_is_asked(mem: Memory) -> None:
+    mem.add(LENA_EN["t1"], user_id="u1", timestamp=T1)
+    mem.add(LENA_EN["t2"], user_id="u1", timestamp=T2)
+    facts_now = [h for h in mem.search("Lena lives", user_id="u1", kinds=["semantic"])]
+    assert facts_now and all("Lisbon" not in h.content for h in facts_now)
+    with_history = mem.search("Lena lives", user_id="u1", kinds=["semantic"], include_history=True)
+    texts = [h.content for h in with_history]
+    assert any("Lisbon" in t for t in texts)
+    porto = next(i for i, t in enumerate(texts) if "Porto" in t)
+    lisbon = next(i for i, t in enumerate(texts) if "Lisbon" in t)
+    assert porto < lisbon  # current above superseded
+
+
+def test_first_person_resolves_to_speaker_or_user(mem: Memory) -> None:
+    mem.add("I'm allergic to peanuts.", user_id="u1", timestamp=T1)
+    mem.add(
+        [{"role": "user", "name": "Caroline", "content": "I live in Boston."}],
+        user_id="u1",
+        timestamp=T1,
+    )
+    assert "peanuts" in mem.profile(user_id="u1")["preferences"]["allergic_to"]
+    assert current(mem, "u1", "Caroline")["lives_in"] == "Boston"
+    assert "lives_in" not in current(mem, "u1", SELF)  # Caroline's home is not the user's
+
+
+def test_assistant_messages_are_not_mined(mem: Memory) -> None:
+    mem.add([{"role": "assistant", "content": "I live in the cloud."}], user_id="u1")
+    assert mem.facts(user_id="u1") == []
+
+
+def test_negation_closes_the_fact_without_a_replacement(mem: Memory) -> None:
+    mem.add("I eat meat every day.", user_id="u1", timestamp=T1)
+    mem.add("I no longer eat meat.", user_id="u1", timestamp=T2)
+    assert [f for f in mem.facts(user_id="u1") if f.predicate == "eats"] == []
+    closed = [f for f in mem.facts(user_id="u1", include_history=True) if f.predicate == "eats"]
+    assert len(closed) == 1 and closed[0].valid_to == T2
+    events = mem.history(closed[0].memory_id)
+    assert events[-1].event == "RETRACT"
+
+
+def test_multi_valued_facts_accumulate_and_opposites_flip(mem: Memory) -> None:
+    mem.add("I love hiking.", user_id="u1", timestamp=T1)
+    mem.add("I love jazz.", user_id="u1", timestamp=T1)
+    likes = mem.profile(user_id="u1")["preferences"]["likes"]
+    assert {"hiking", "jazz"} <= set(likes)
+    mem.add("I hate jazz.", user_id="u1", timestamp=T2)
+    prefs = mem.profile(user_id="u1")["preferences"]
+    assert "jazz" not in prefs["likes"] and "jazz" in prefs["dislikes"]
+    assert "hiking" in prefs["likes"]  # unrelated preference untouched
+
+
+def test_repeating_a_fact_reinforces_instead_of_duplicating(mem: Memory) -> None:
+    first = mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)
+    second = mem.add(
+        "Still living in Lisbon, I live in Lisbon for real.", user_id="u1", timestamp=T2
+    )
+    homes = [f for f in mem.facts(user_id="u1") if f.predicate == "lives_in"]
+    assert len(homes) == 1
+    assert first[0].id in homes[0].source_ids
+    if len(homes[0].source_ids) > 1:
+        assert second[0].id in homes[0].source_ids
+
+
+def test_relative_dates_use_the_message_time(mem: Memory) -> None:
+    said = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    mem.add(
+        [
+            {
+                "role": "user",
+                "name": "Caroline",
+                "content": "I went to a LGBTQ support group yesterday.",
+            }
+        ],
+        user_id="u1",
+        timestamp=said,
+    )
+    facts = mem.facts(user_id="u1", subject="Caroline")
+    dated = [f for f in facts if f.date is not None]
+    assert dated and dated[0].date.isoformat() == "2023-05-07"
+
+
+def test_graph_hops_and_entities(mem: Memory) -> None:
+    mem.add("My sister Maria lives in Rome.", user_id="u1", timestamp=T1)
+    one = mem.neighbors("user", user_id="u1", depth=1)
+    names1 = {n["entity"].name for n in one["neighbors"]}
+    assert "Maria" in names1 and "Rome" not in names1
+    two = mem.neighbors("user", user_id="u1", depth=2)
+    assert "Rome" in {n["entity"].name for n in two["neighbors"]}
+    assert {"Maria", "Rome"} <= {e.name for e in mem.entities(user_id="u1")}
+    with pytest.raises(NotFoundError, match="name"):
+        mem.neighbors("Nobody", user_id="u1")
+    with pytest.raises(ValidationError, match="depth"):
+        mem.neighbors("user", user_id="u1", depth=9)
+
+
+def test_facts_are_per_user(mem: Memory) -> None:
+    mem.add("I live in Lisbon.", user_id="a", timestamp=T1)
+    assert mem.facts(user_id="b") == []
+    assert mem.profile(user_id="b")["identity"] == {}
+    assert mem.search("Lisbon", user_id="b") == []
+
+
+def test_deleting_the_source_message_removes_its_facts(mem: Memory) -> None:
+    rec = mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)[0]
+    fact = mem.facts(user_id="u1")[0]
+    mem.delete(rec.id)
+    assert mem.facts(user_id="u1", include_history=True) == []
+    with pytest.raises(NotFoundError):
+        mem.get(fact.memory_id)
+
+
+def test_delete_all_removes_the_graph(mem: Memory) -> None:
+    mem.add("My sister Maria lives in Rome.", user_id="u1", timestamp=T1)
+    mem.delete_all(user_id="u1")
+    assert mem.facts(user_id="u1", include_history=True) == []
+    assert mem.entities(user_id="u1") == []
+    assert mem.stats(user_id="u1")["memories"] == 0
+
+
+def test_learn_from_feedback(mem: Memory) -> None:
+    liked = mem.learn_from_feedback(user_id="u1", action="jazz playlist", feedback="👍")
+    assert [(f.predicate, f.object) for f in liked] == [("likes", "jazz playlist")]
+    words = mem.learn_from_feedback(
+        user_id="u1", action="suggested Thai curry", feedback="I'm allergic to peanuts."
+    )
+    assert ("allergic_to", "peanuts") in {(f.predicate, f.object) for f in words}
+    other = mem.learn_from_feedback(user_id="u1", action="long answer", feedback="meh, whatever")
+    assert other[0].predicate == "feedback"
+    with pytest.raises(ValidationError, match="feedback"):
+        mem.learn_from_feedback(user_id="u1", action="x", feedback="  ")
+
+
+def test_extraction_can_be_switched_off_or_replaced(db_path: Path, clock) -> None:
+    with Memory(db_path, embedder="hashing", clock=clock, extractor=None) as off:
+        off.add("I live in Lisbon.", user_id="u1")
+        assert off.facts(user_id="u1") == []
+
+    class Fixed:
+        name = "fixed"
+
+        def extract(self, text, *, speaker=None, timestamp=None):
+            return Extraction(facts=[ExtractedFact(SELF, "likes", "tea")])
+
+    with Memory(db_path, embedder="hashing", clock=clock, extractor=Fixed()) as custom:
+        custom.add("anything at all", user_id="u2")
+        assert [(f.predicate, f.object) for f in custom.facts(user_id="u2")] == [("likes", "tea")]
+    with pytest.raises(ValidationError, match="extractor"):
+        Memory(db_path, embedder="hashing", extractor="magic")
+
+
+def test_bad_arguments_name_the_field(mem: Memory) -> None:
+    with pytest.raises(ValidationError, match="predicate"):
+        mem.facts(user_id="u1", predicate="is_secretly")
+    with pytest.raises(ValidationError, match="as_of"):
+        mem.facts(user_id="u1", as_of="not a date")
+
+
+def test_a_broken_extractor_never_loses_the_message(db_path: Path, clock) -> None:
+    class Broken:
+        name = "broken"
+
+        def extract(self, text, *, speaker=None, timestamp=None):
+            raise RuntimeError("boom")
+
+    with Memory(db_path, embedder="hashing", clock=clock, extractor=Broken()) as m:
+        rec = m.add("I live in Lisbon.", user_id="u1")[0]
+        assert m.get(rec.id).content == "I live in Lisbon."
+
+
+def test_async_memory_has_the_semantic_api(db_path: Path) -> None:
+    async def main() -> dict:
+        async with AsyncMemory(db_path, embedder="hashing") as am:
+            await am.add("My sister Maria lives in Rome.", user_id="u1", timestamp=T1)
+            facts = await am.facts(user_id="u1", subject="Maria")
+            assert [(f.predicate, f.object) for f in facts] == [("lives_in", "Rome")]
+            assert "Maria" in {e.name for e in await am.entities(user_id="u1")}
+            near = await am.neighbors("Maria", user_id="u1")
+            assert "Rome" in {n["entity"].name for n in near["neighbors"]}
+            await am.learn_from_feedback(user_id="u1", action="opera tickets", feedback="-1")
+            return await am.profile(user_id="u1")
+
+    profile = anyio.run(main)
+    assert profile["relationships"]["sister"] == ["Maria"]
+    assert profile["preferences"]["dislikes"] == ["opera tickets"]
+
+
+def test_history_of_facts_survives_export_delete_import(mem: Memory, tmp_path: Path) -> None:
+    mem.add(LENA_EN["t1"], user_id="u1", timestamp=T1)
+    mem.add(LENA_EN["t2"], user_id="u1", timestamp=T2)
+    before = mem.facts(user_id="u1", include_history=True)
+    rows = list(mem.export(user_id="u1"))
+    mem.delete_all(user_id="u1")
+    assert mem.facts(user_id="u1", include_history=True) == []
+    mem.import_rows(rows)
+    assert mem.facts(user_id="u1", include_history=True) == before
+    assert current(mem, "u1", "Lena")["lives_in"] == "Porto"
+    assert mem.facts(user_id="u1", subject="Lena", as_of=T1)[0].object == "Lisbon"
