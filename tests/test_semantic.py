@@ -279,3 +279,39 @@ def test_history_of_facts_survives_export_delete_import(mem: Memory, tmp_path: P
     assert mem.facts(user_id="u1", include_history=True) == before
     assert current(mem, "u1", "Lena")["lives_in"] == "Porto"
     assert mem.facts(user_id="u1", subject="Lena", as_of=T1)[0].object == "Lisbon"
+
+
+def test_a_message_is_found_through_its_facts_words_also_after_reindex(mem: Memory) -> None:
+    said = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    [turn] = mem.add(
+        [
+            {
+                "role": "user",
+                "name": "Caroline",
+                "content": "I went to a LGBTQ support group yesterday.",
+            }
+        ],
+        user_id="u1",
+        timestamp=said,
+    )
+
+    def found() -> list[str]:
+        # "attended" and the resolved date appear only in the fact's sentence.
+        hits = mem.search("attended 7 May", user_id="u1", mode="keyword", kinds=["episodic"])
+        return [h.id for h in hits]
+
+    assert found() == [turn.id]
+    assert mem.reindex() == 2
+    assert found() == [turn.id]
+
+
+def test_stats_and_search_breakdown_show_the_semantic_layer(mem: Memory) -> None:
+    mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)
+    # The fact's sentence matches better than the message's own words: it lifts it.
+    hits = mem.search("The user lives in Lisbon", user_id="u1", kinds=["episodic"])
+    assert hits[0].content == "I live in Lisbon."
+    assert hits[0].scores["fact_key"] > hits[0].scores["vector"] - 1e-9
+    stats = mem.stats(user_id="u1")
+    assert stats["by_kind"]["semantic"] == 1
+    assert (stats["facts"], stats["current_facts"]) == (1, 1)
+    assert stats["entities"] == 2  # the user and Lisbon

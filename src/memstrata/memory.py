@@ -296,7 +296,8 @@ class Memory(SemanticAPI):
                     )
             self.store.update_record(c, new)
             if vectors is not None:
-                self.store.replace_index(c, new.id, keyword_terms(new), vectors)
+                extra = self.store.fact_sentences([new.id]).get(new.id, "")
+                self.store.replace_index(c, new.id, keyword_terms(new, extra), vectors)
             self.store.add_history(
                 c, new.id, new.user_id, "UPDATE", old, new, changes["updated_at"]
             )
@@ -504,11 +505,14 @@ class Memory(SemanticAPI):
         return events
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
-        """Counts (memories by kind, users, vectors, history events), store size in bytes,
-        schema version and the embedding model."""
-        counts = self.store.counts(v.scope_id(user_id, "user_id") if user_id else None)
+        """Counts (memories by kind, users, vectors, history events; entities, aliases,
+        facts and current facts of the knowledge graph), store size in bytes, schema
+        version and the embedding model."""
+        uid = v.scope_id(user_id, "user_id") if user_id else None
+        counts = self.store.counts(uid)
         return {
             **counts,
+            **self.semantic.graph.counts(uid),
             "path": self.path,
             "bytes": self.store.file_size(),
             "schema_version": self.store.schema_version(),
@@ -531,10 +535,11 @@ class Memory(SemanticAPI):
             part = ids[start : start + batch_size]
             recs = self.store.select(f"id IN ({','.join('?' * len(part))})", part)
             vectors = embed_records(self.embedder, recs)
+            extra = self.store.fact_sentences(part)
 
-            def write(c: sqlite3.Connection, recs=recs, vectors=vectors) -> None:
+            def write(c: sqlite3.Connection, recs=recs, vectors=vectors, extra=extra) -> None:
                 for r, vec in zip(recs, vectors, strict=True):
-                    self.store.replace_index(c, r.id, keyword_terms(r), vec)
+                    self.store.replace_index(c, r.id, keyword_terms(r, extra.get(r.id, "")), vec)
                     self.store.update_record(
                         c, r.model_copy(update={"embedding_model": self.embedder.name})
                     )

@@ -28,6 +28,7 @@ from rich.progress import (
 from ..config import RetrievalConfig
 from ..embed.base import Embedder, EmbedKind
 from ..models import Hit, MemoryRecord, Message
+from ..semantic.types import Extraction, Extractor
 from .metrics import percentiles
 
 CachePath = bool | str | os.PathLike[str]
@@ -62,6 +63,37 @@ class TimedEmbedder:
     def __getattr__(self, name: str) -> Any:
         # Optional extras of the wrapped model (batch size, close, ...) stay reachable.
         return getattr(self.inner, name)
+
+
+class TimedExtractor:
+    """An :class:`~memstrata.semantic.Extractor` that forwards to ``inner`` and records
+    the milliseconds of each call (the extraction's own share of an add).
+
+    Attributes:
+        ms: one entry per message extracted.
+    """
+
+    def __init__(self, inner: Extractor) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.ms: list[float] = []
+
+    def extract(
+        self, text: str, *, speaker: str | None = None, timestamp: datetime | None = None
+    ) -> Extraction:
+        start = time.perf_counter()
+        try:
+            return self.inner.extract(text, speaker=speaker, timestamp=timestamp)
+        finally:
+            self.ms.append(1000 * (time.perf_counter() - start))
+
+
+def timed_extractor(name: str | None) -> TimedExtractor | None:
+    """The named extractor (``"rules"``, ``"llm"``; ``None``/``"none"`` → none), timed."""
+    from ..semantic.extractors import get_extractor
+
+    inner = get_extractor(name)
+    return TimedExtractor(inner) if inner is not None else None
 
 
 @contextlib.contextmanager
@@ -177,9 +209,15 @@ def config_block(
 class Recorder:
     """Times :meth:`Memory.add` and :meth:`Memory.search` calls for the latency report."""
 
-    def __init__(self, embedder: TimedEmbedder, model: TimedEmbedder) -> None:
+    def __init__(
+        self,
+        embedder: TimedEmbedder,
+        model: TimedEmbedder,
+        extractor: TimedExtractor | None = None,
+    ) -> None:
         self.embedder = embedder
         self.model = model
+        self.extractor = extractor
         self.add_ms_per_message: list[float] = []
         self.search_ms: list[float] = []
         self.search_ms_excl: list[float] = []
@@ -213,6 +251,17 @@ class Recorder:
         model_texts = sum(self.model.texts.values())
         return {
             "add_ms_per_message": percentiles(self.add_ms_per_message, (50, 95)),
+            "add_ms_per_message_mean": (
+                1000 * self.ingest_seconds / self.messages if self.messages else None
+            ),
+            "extract_ms_per_message": (
+                {
+                    **percentiles(self.extractor.ms, (50, 95, 99)),
+                    "mean": sum(self.extractor.ms) / len(self.extractor.ms),
+                }
+                if self.extractor is not None and self.extractor.ms
+                else None
+            ),
             "search_ms": percentiles(self.search_ms),
             "search_ms_excluding_embedder": percentiles(self.search_ms_excl),
             "ingest_seconds": round(self.ingest_seconds, 3),

@@ -315,14 +315,15 @@ def run_locomo(
         _harness.open_embedder(embedder, cache) as (outer, model),
         _harness.make_progress(show_progress) as bar,
     ):
-        recorder = _harness.Recorder(outer, model)
+        timed = _harness.timed_extractor(extractor)
+        recorder = _harness.Recorder(outer, model, timed)
         turns_total = sum(len(turns) for _, sessions, _ in plan for *_, turns in sessions)
         ingest = bar.add_task("ingest", total=turns_total, note="")
         asking = bar.add_task("questions", total=sum(len(q) for *_, q in plan), note="")
         for sample_id, sessions, questions in plan:
             path = _harness.fresh_store(wd, store_path(wd, sample_id).stem)
             bar.update(ingest, note=sample_id)
-            with Memory(path, embedder=outer, retrieval=retrieval, extractor=extractor) as memory:
+            with Memory(path, embedder=outer, retrieval=retrieval, extractor=timed) as memory:
                 counts["deduplicated_turns"] += _ingest(
                     memory, recorder, sample_id, sessions, bar, ingest
                 )

@@ -292,14 +292,15 @@ def run_memorybank(
         _harness.open_embedder(embedder, cache) as (outer, model),
         _harness.make_progress(show_progress) as bar,
     ):
-        recorder = _harness.Recorder(outer, model)
+        timed = _harness.timed_extractor(extractor)
+        recorder = _harness.Recorder(outer, model, timed)
         users = [(key, pair_messages(bank[key], lang)) for key in by_user]
         ingest = bar.add_task("ingest", total=sum(len(m) for _, m in users), note="")
         asking = bar.add_task("questions", total=sum(map(len, by_user.values())), note="")
         for n, (key, messages) in enumerate(users):
             path = _harness.fresh_store(wd, f"memorybank-{lang}-{n:02d}")
             bar.update(ingest, note=_user_id(key))
-            with Memory(path, embedder=outer, retrieval=retrieval, extractor=extractor) as memory:
+            with Memory(path, embedder=outer, retrieval=retrieval, extractor=timed) as memory:
                 for date, day in itertools.groupby(messages, lambda m: m.metadata["date"]):
                     day_messages = list(day)
                     recorder.add(memory, day_messages, user_id=_user_id(key), session_id=date)

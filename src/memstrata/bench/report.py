@@ -70,11 +70,13 @@ def _latency_table(latency: Mapping[str, Any]) -> Table:
     table = Table(title="latency", box=box.SIMPLE_HEAVY, title_justify="left")
     for col in ("", "p50", "p95", "p99"):
         table.add_column(col, justify="left" if not col else "right")
-    rows = (
+    rows = [
         ("add, per message (incl. embedding)", latency["add_ms_per_message"]),
         ("search", latency["search_ms"]),
         ("search, excluding query embedding", latency["search_ms_excluding_embedder"]),
-    )
+    ]
+    if latency.get("extract_ms_per_message"):
+        rows.insert(1, ("fact extraction, per message", latency["extract_ms_per_message"]))
     for name, pct in rows:
         table.add_row(f"{name} [ms]", *(_fmt(pct.get(p), 1) for p in ("p50", "p95", "p99")))
     return table
@@ -96,6 +98,14 @@ def print_report(result: Mapping[str, Any], console: Console | None = None) -> N
     hit_rate = latency.get("embedder", {}).get("cache_hit_rate")
     counts = result.get("counts", {})
     skipped_n = len(counts.get("skipped_no_evidence", []))
+    extract = latency.get("extract_ms_per_message")
+    if extract:
+        console.print(
+            f"fact extraction ({result.get('config', {}).get('extractor', '?')}): mean "
+            f"{extract['mean']:.2f} ms/message; add mean "
+            f"{_fmt(latency.get('add_ms_per_message_mean'), 1)} ms/message",
+            highlight=False,
+        )
     console.print(
         f"ingested {latency['messages']} messages in {latency['ingest_seconds']:.1f} s "
         f"({_fmt(rate, 1)} messages/s; embedding cache hits {_fmt(hit_rate, 2)}); "

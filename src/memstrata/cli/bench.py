@@ -30,6 +30,12 @@ PlotOpt = Annotated[Path | None, typer.Option(dir_okay=False, help="Save a PNG c
 BenchEmbedder = Annotated[str | None, typer.Option(help="Embedder.", show_default="--embedder")]
 WorkdirOpt = Annotated[Path | None, typer.Option(file_okay=False, help="Scratch directory.")]
 CacheOpt = Annotated[bool, typer.Option(help="Reuse cached embeddings and stores.")]
+BenchExtractor = Annotated[
+    str | None,
+    typer.Option(
+        help="Fact extractor while ingesting (rules, llm, none).", show_default="--extractor"
+    ),
+]
 
 
 def _report(state: _State, result: dict[str, Any], plot: Path | None) -> None:
@@ -56,6 +62,7 @@ def locomo(
     workdir: WorkdirOpt = None,
     cache: CacheOpt = True,
     plot: PlotOpt = None,
+    extractor: BenchExtractor = None,
 ) -> None:
     """LoCoMo: recall of the evidence turns for each question."""
     from ..bench.locomo import run_locomo
@@ -71,6 +78,7 @@ def locomo(
         cache=cache,
         max_questions=max_questions,
         show_progress=not state.json,
+        extractor=extractor or state.extractor,
     )
     _report(state, result, plot)
 
@@ -87,6 +95,7 @@ def memorybank(
     workdir: WorkdirOpt = None,
     cache: CacheOpt = True,
     plot: PlotOpt = None,
+    extractor: BenchExtractor = None,
 ) -> None:
     """MemoryBank: recall of the memory each probing question is about."""
     from ..bench.memorybank import run_memorybank
@@ -102,6 +111,7 @@ def memorybank(
         workdir=workdir,
         cache=cache,
         show_progress=not state.json,
+        extractor=extractor or state.extractor,
     )
     _report(state, result, plot)
 

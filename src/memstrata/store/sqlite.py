@@ -214,6 +214,22 @@ class SQLiteStore(SQLiteConnection):
             (source_id, memory_id, source_id),
         )
 
+    def fact_sentences(self, ids: Sequence[str]) -> dict[str, str]:
+        """For records ``ids``: the sentences of the current facts derived from each
+        (their semantic records' content), joined, for the keyword index."""
+        out: dict[str, list[str]] = {}
+        for start in range(0, len(ids), 400):
+            part = list(ids[start : start + 400])
+            rows = self.read(
+                "SELECT j.value, f.content FROM memories f, json_each(f.source_ids) j "
+                f"WHERE f.kind = 'semantic' AND f.superseded_by IS NULL "
+                f"AND j.value IN ({','.join('?' * len(part))}) ORDER BY f.rowid",
+                part,
+            )
+            for source, content in rows:
+                out.setdefault(source, []).append(content)
+        return {k: " ".join(v) for k, v in out.items()}
+
     def fact_links(self, user_id: str) -> list[tuple[int, int, bool]]:
         """Links from a user's semantic records to the records they were derived from:
         ``[(semantic rowid, source rowid, semantic record is current)]``."""
