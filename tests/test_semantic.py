@@ -315,3 +315,85 @@ def test_stats_and_search_breakdown_show_the_semantic_layer(mem: Memory) -> None
     assert stats["by_kind"]["semantic"] == 1
     assert (stats["facts"], stats["current_facts"]) == (1, 1)
     assert stats["entities"] == 2  # the user and Lisbon
+
+
+def test_saying_a_retracted_fact_again_reopens_it(mem: Memory, clock) -> None:
+    mem.add("I like coffee", user_id="u1", timestamp=T1)
+    mem.add("I don't like coffee anymore", user_id="u1", timestamp=T2)
+    assert "likes" not in mem.profile(user_id="u1")["preferences"]
+    later = datetime(2024, 9, 1, tzinfo=UTC)
+    again = mem.add("I like coffee", user_id="u1", timestamp=later)
+    assert len(mem.list(user_id="u1", kinds=["episodic"])) == 2  # the words are stored once
+    likes = [f for f in mem.facts(user_id="u1") if f.predicate == "likes"]
+    assert [(f.object, f.valid_from) for f in likes] == [("coffee", later)]
+    assert again[0].id in likes[0].source_ids
+    # Feedback flips back and forth the same way.
+    for when, verdict in ((T1, "👍"), (T2, "👎"), (later, "👍")):
+        mem.learn_from_feedback(user_id="u2", action="dark mode", feedback=verdict, timestamp=when)
+    assert mem.profile(user_id="u2")["preferences"] == {"likes": ["dark mode"]}
+
+
+def test_a_retry_of_the_same_message_changes_nothing(mem: Memory) -> None:
+    mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)
+    before = mem.facts(user_id="u1", include_history=True)
+    mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)
+    assert mem.facts(user_id="u1", include_history=True) == before
+
+
+def test_editing_a_message_re_extracts_its_facts(mem: Memory) -> None:
+    rec = mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)[0]
+    mem.update(rec.id, content="I live in Madrid.")
+    assert current(mem, "u1", SELF)["lives_in"] == "Madrid"
+    assert [f.object for f in mem.facts(user_id="u1", include_history=True)] == ["Madrid"]
+    mem.update(rec.id, content="The weather is nice.")
+    assert mem.facts(user_id="u1", include_history=True) == []
+    assert mem.search("Lisbon", user_id="u1", mode="keyword") == []  # no stale fact words
+
+
+def test_a_facts_own_record_cannot_be_edited_into_another_fact(mem: Memory) -> None:
+    mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)
+    fact = mem.facts(user_id="u1")[0]
+    with pytest.raises(ValidationError, match="content"):
+        mem.update(fact.memory_id, content="The user lives in Tokyo")
+    mem.update(fact.memory_id, importance=0.9)  # other fields are fine
+    assert mem.get(fact.memory_id).importance == 0.9
+
+
+def test_a_friend_named_like_the_user_is_someone_else(mem: Memory) -> None:
+    mem.add("My name is Tom.", user_id="u1", timestamp=T1)
+    mem.add("I live in Berlin.", user_id="u1", timestamp=T1)
+    mem.add("My friend Tom lives in Paris.", user_id="u1", timestamp=T2)
+    assert current(mem, "u1", SELF)["lives_in"] == "Berlin"
+    assert mem.profile(user_id="u1")["relationships"]["friend"] == ["Tom"]
+    friend = [
+        f for f in mem.facts(user_id="u1") if f.predicate == "lives_in" and f.object == "Paris"
+    ]
+    assert friend and friend[0].subject == "Tom"
+
+
+def test_extract_facts_mines_messages_stored_without_extraction(db_path: Path, clock) -> None:
+    with Memory(db_path, embedder="hashing", clock=clock, extractor=None) as old:
+        old.add("I live in Lisbon.", user_id="u1", timestamp=T1)
+        old.add("I live in Porto now.", user_id="u1", timestamp=T2)
+        old.add("My sister Maria lives in Rome.", user_id="u2", timestamp=T1)
+    with Memory(db_path, embedder="hashing", clock=clock) as mem:
+        assert mem.facts(user_id="u1") == []
+        assert mem.extract_facts() >= 4
+        assert current(mem, "u1", SELF)["lives_in"] == "Porto"  # in conversation order
+        assert [f.object for f in mem.facts(user_id="u1", include_history=True)] == [
+            "Lisbon",
+            "Porto",
+        ]
+        assert current(mem, "u2", "Maria")["lives_in"] == "Rome"
+        before = mem.facts(user_id="u1", include_history=True)
+        assert mem.extract_facts() == 0  # nothing new the second time
+        assert mem.facts(user_id="u1", include_history=True) == before
+        hits = mem.search(
+            "The user lives in Porto", user_id="u1", mode="keyword", kinds=["episodic"]
+        )
+        assert hits[0].content == "I live in Porto now."
+    with (
+        Memory(db_path, embedder="hashing", clock=clock, extractor=None) as off,
+        pytest.raises(ValidationError, match="extractor"),
+    ):
+        off.extract_facts()

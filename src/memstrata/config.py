@@ -62,8 +62,9 @@ class RetrievalConfig(BaseModel):
             from it: its cosine is the best of its own and its current facts'
             (fact-augmented keys, Wu et al., "LongMemEval", arXiv:2410.10813).
         outdated_penalty: relevance of outdated knowledge is multiplied by
-            ``1 - outdated_penalty``: a message whose every extracted fact has been
-            superseded, and (with ``include_history``) a superseded fact.
+            ``1 - outdated_penalty``: a superseded fact (shown with ``include_history``),
+            and a message whose no-longer-true fact matches the query about as well as its
+            current ones (so "Lena lives in Lisbon" ranks below "Lena moved to Porto").
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -81,7 +82,7 @@ class RetrievalConfig(BaseModel):
     track_access: bool = True
     context_weight: float = Field(0.2, ge=0.0, le=1.0)
     fact_keys: bool = True
-    outdated_penalty: float = Field(0.2, ge=0.0, le=1.0)
+    outdated_penalty: float = Field(0.3, ge=0.0, le=1.0)
 
     @model_validator(mode="after")
     def _weights_fit(self) -> RetrievalConfig:

@@ -225,7 +225,10 @@ class Memory(SemanticAPI):
                 fresh[r.content_hash] = r
         new = list(fresh.values())
         now = self.now()
-        pending = self.semantic.prepare(new, now, facts)
+        # The same words said again later are stored once, but they restate their facts
+        # at the later time (which reopens a fact retracted in between).
+        restated, given = self._restatements(records, existing, facts or {})
+        pending = self.semantic.prepare([*new, *restated], now, given)
         drafts = [d for p in pending for d in p.drafts.values()]
         # One embedding batch for the messages and the sentences of their facts.
         vectors = embed_records(self.embedder, [*new, *drafts])
@@ -244,12 +247,33 @@ class Memory(SemanticAPI):
                     stored[r.content_hash] = r
                     inserted.add(r.id)
             if pending:
+                inserted.update(r.id for r in restated)
                 self.semantic.apply(c, pending, inserted, vec_of, terms, now)
             return stored
 
         stored = self.store.transact(write)
         by_hash = {**existing, **stored}
         return [by_hash[r.content_hash] for r in records]
+
+    @staticmethod
+    def _restatements(
+        records: builtins.list[MemoryRecord],
+        existing: dict[str, MemoryRecord],
+        facts: dict[str, builtins.list[ExtractedFact]],
+    ) -> tuple[builtins.list[MemoryRecord], dict[str, builtins.list[ExtractedFact]]]:
+        """Stored messages said again at a later time, as views carrying the new time
+        (for extraction), and the given facts re-keyed to the stored ids."""
+        given = dict(facts)
+        restated: dict[str, MemoryRecord] = {}
+        for r in records:
+            old = existing.get(r.content_hash)
+            if old is None or old.occurred_at is None or r.occurred_at is None:
+                continue
+            if r.id in facts:
+                given[old.id] = facts[r.id]
+            if r.occurred_at > old.occurred_at and old.id not in restated:
+                restated[old.id] = old.model_copy(update={"occurred_at": r.occurred_at})
+        return list(restated.values()), given
 
     def update(
         self,
@@ -262,12 +286,16 @@ class Memory(SemanticAPI):
     ) -> MemoryRecord:
         """Change a memory's content (re-indexed), metadata (replaced whole) or importance.
 
-        The previous version is kept in :meth:`history` as an ``UPDATE`` event.
+        The previous version is kept in :meth:`history` as an ``UPDATE`` event. New
+        content of a message is mined for facts again: the facts only its old words
+        stated are dropped (a fact they had closed is current again), the new words'
+        facts are resolved as if said at the message's time.
 
         Raises:
             NotFoundError: no such memory (for ``user_id`` when given).
-            ValidationError: bad values, nothing to change, or the new content duplicates
-                another memory in the same scope.
+            ValidationError: bad values, nothing to change, the new content duplicates
+                another memory in the same scope, or new content for the sentence record
+                of a fact (state the change as a message, or delete the fact's record).
         """
         old = self.get(memory_id, user_id=user_id)
         if content is None and metadata is None and importance is None:
@@ -284,7 +312,21 @@ class Memory(SemanticAPI):
             changes["importance"] = v.importance(importance)
         new = old.model_copy(update=changes)
         self._require_model()
-        vectors = embed_records(self.embedder, [new])[0] if content is not None else None
+        if content is not None:
+            fact = self.semantic.graph.fact_by_memory_id(old.user_id, old.id)
+            if fact is not None:
+                raise ValidationError(
+                    "content",
+                    f"memory {old.id} is the sentence of fact {fact.id} ({fact.predicate}); "
+                    "add the change as a message (the fact is then superseded) or delete it",
+                )
+        now = changes["updated_at"]
+        pending = self.semantic.prepare([new], now) if content is not None else []
+        drafts = [d for p in pending for d in p.drafts.values()]
+        vectors = embed_records(self.embedder, [new, *drafts]) if content is not None else []
+        vec_of = {r.id: vec for r, vec in zip([new, *drafts], vectors, strict=False)}
+        extra = pending[0].keyword_text() if pending else ""
+        terms = {r.id: keyword_terms(r, extra if r.id == new.id else "") for r in [new, *drafts]}
 
         def write(c: sqlite3.Connection) -> None:
             if content is not None:
@@ -295,12 +337,13 @@ class Memory(SemanticAPI):
                         "content", f"memory {other.id} already holds this content"
                     )
             self.store.update_record(c, new)
-            if vectors is not None:
-                extra = self.store.fact_sentences([new.id]).get(new.id, "")
-                self.store.replace_index(c, new.id, keyword_terms(new, extra), vectors)
-            self.store.add_history(
-                c, new.id, new.user_id, "UPDATE", old, new, changes["updated_at"]
-            )
+            if content is not None:
+                self.store.replace_index(c, new.id, terms[new.id], vec_of[new.id])
+                # What the old words stated goes; what the new words state comes.
+                self.semantic.forget(c, new.user_id, [new.id], now)
+                if pending:
+                    self.semantic.apply(c, pending, {new.id}, vec_of, terms, now)
+            self.store.add_history(c, new.id, new.user_id, "UPDATE", old, new, now)
 
         self.store.transact(write)
         return new
@@ -332,7 +375,8 @@ class Memory(SemanticAPI):
         With a narrower scope, each deleted memory gets a ``DELETE`` history event.
 
         Returns:
-            How many memories were removed.
+            How many memories were removed (with a narrower scope, this includes the
+            records of facts that only the deleted messages stated).
 
         Raises:
             ScopeRequiredError: ``user_id`` missing (a store-wide wipe is never implied).
@@ -359,7 +403,10 @@ class Memory(SemanticAPI):
             else:
                 for _rowid, mid, uid in gone:
                     self.store.add_history(c, mid, uid, "DELETE", None, None, now)
-                self.semantic.forget(c, user_id, [mid for _r, mid, _u in gone], now)
+                # Facts only these messages stated go with them (their records too).
+                return len(gone) + len(
+                    self.semantic.forget(c, user_id, [mid for _r, mid, _u in gone], now)
+                )
             return len(gone)
 
         return self.store.transact(write)
@@ -551,6 +598,59 @@ class Memory(SemanticAPI):
         self.store.set_meta("embedding_dim", str(self.embedder.dim))
         self._model_ok = True  # the vector cache reloads by itself: the generation moved
         return total
+
+    def extract_facts(
+        self,
+        *,
+        user_id: str | None = None,
+        progress: Progress | None = None,
+        batch_size: int = 64,
+    ) -> int:
+        """Mine stored messages that no fact cites yet (a store made before semantic
+        memory, with extraction off, or imported without facts) with the configured
+        extractor, in conversation order per user, as :meth:`add` would have.
+
+        Running it again finds nothing new to do. Messages are not re-embedded.
+
+        Returns:
+            How many facts were added.
+
+        Raises:
+            ValidationError: no extractor is configured (``extractor=None``).
+        """
+        if self.semantic.extractor is None:
+            raise ValidationError("extractor", "extract_facts needs an extractor (e.g. 'rules')")
+        self._require_model()
+        todo = self.semantic.graph.unmined_messages(
+            v.scope_id(user_id, "user_id") if user_id is not None else None
+        )
+        added = 0
+        for start in range(0, len(todo), batch_size):
+            ids = [mid for _u, mid in todo[start : start + batch_size]]
+            by_id = {r.id: r for r in self.store.select(f"id IN ({','.join('?' * len(ids))})", ids)}
+            turns = [by_id[i] for i in ids if i in by_id]
+            now = self.now()
+            pending = self.semantic.prepare(turns, now)
+            drafts = [d for p in pending for d in p.drafts.values()]
+            vec_of = dict(
+                zip([d.id for d in drafts], embed_records(self.embedder, drafts), strict=True)
+            )
+            terms = {d.id: keyword_terms(d) for d in drafts}
+
+            def write(
+                c: sqlite3.Connection, pending=pending, vec_of=vec_of, terms=terms, now=now
+            ) -> int:
+                facts = self.semantic.apply(
+                    c, pending, {p.turn.id for p in pending}, vec_of, terms, now
+                )
+                for p in pending:
+                    self.store.replace_terms(c, p.turn.id, keyword_terms(p.turn, p.keyword_text()))
+                return len(facts)
+
+            added += self.store.transact(write)
+            if progress:
+                progress(min(start + batch_size, len(todo)), len(todo))
+        return added
 
     def export(self, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Yield JSON-ready rows: a ``header``, then ``memory`` rows, then ``history`` rows.

@@ -120,9 +120,14 @@ def _state(ctx: typer.Context) -> _State:
     return state
 
 
-def _open(state: _State, *, check_embedder: bool = True) -> Memory:
+def _open(state: _State, *, check_embedder: bool = True, extract: bool = False) -> Memory:
+    """The store; ``extract`` for commands that store messages (add, update): only those
+    build the fact extractor, so a read never needs the LLM settings."""
     return Memory(
-        state.db, embedder=state.embedder, check_embedder=check_embedder, extractor=state.extractor
+        state.db,
+        embedder=state.embedder,
+        check_embedder=check_embedder,
+        extractor=state.extractor if extract else None,
     )
 
 

@@ -57,7 +57,7 @@ def add(
     """Store one memory."""
     state = _state(ctx)
     metadata = _metadata(meta, meta_json)
-    with _open(state) as mem:
+    with _open(state, extract=True) as mem:
         started = mem.now()
         records = mem.add(
             text,
@@ -177,7 +177,7 @@ def update(
     """Change a memory's content, metadata (replaced whole) or importance."""
     state = _state(ctx)
     metadata = _metadata(meta, meta_json)
-    with _open(state) as mem:
+    with _open(state, extract=True) as mem:
         record = mem.update(
             memory_id, content=content, metadata=metadata, importance=importance, user_id=user
         )

@@ -1,4 +1,4 @@
-"""Commands over semantic memory: facts, profile, graph."""
+"""Commands over semantic memory: facts, profile, graph, extract."""
 
 from __future__ import annotations
 
@@ -7,7 +7,17 @@ from typing import Annotated
 import typer
 
 from ..models import Fact
-from ._common import UserOpt, _emit, _fields, _open, _print_table, _say, _state, app
+from ._common import (
+    UserOpt,
+    _emit,
+    _fields,
+    _open,
+    _print_table,
+    _progress,
+    _say,
+    _state,
+    app,
+)
 
 
 def _fact_row(f: Fact) -> tuple[str, ...]:
@@ -101,3 +111,17 @@ def graph(
         [(n["entity"].name, n["entity"].type, str(n["hops"])) for n in found["neighbors"]],
     )
     _print_table(state, _FACT_COLUMNS, [_fact_row(f) for f in found["facts"]])
+
+
+@app.command()
+def extract(
+    ctx: typer.Context,
+    user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user.")] = None,
+) -> None:
+    """Mine stored messages that no fact cites yet (older stores, extraction off, imports)."""
+    state = _state(ctx)
+    with _open(state, extract=True) as mem, _progress(state, "extracting") as progress:
+        added = mem.extract_facts(user_id=user, progress=progress)
+    if state.json:
+        return _emit({"facts_added": added})
+    _say(state.out, f"added {added} facts")

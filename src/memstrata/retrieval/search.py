@@ -103,7 +103,6 @@ class _UserVectors:
     link_fact: np.ndarray
     link_source: np.ndarray
     link_current: np.ndarray
-    stale: frozenset[int]  # turns whose every extracted fact has been closed
     closed: frozenset[int]  # superseded semantic records
     entity_names: list[tuple[str, str]]  # (normalised name or alias, entity id)
 
@@ -142,12 +141,10 @@ class VectorCache:
         link_fact = np.array([pos[f] for f, _, _ in known], dtype=np.int64)
         link_source = np.array([pos[s] for _, s, _ in known], dtype=np.int64)
         link_current = np.array([cur for _, _, cur in known], dtype=bool)
-        live_sources = {s for _, s, cur in links if cur}
-        stale = frozenset(s for _, s, cur in links if not cur and s not in live_sources)
         closed = frozenset(f for f, _, cur in links if not cur)
         entry = _UserVectors(
             gen, rowids, matrix, unique, starts, neighbours,
-            link_fact, link_source, link_current, stale, closed,
+            link_fact, link_source, link_current, closed,
             GraphStore(self._store).entity_names(user_id),
         )  # fmt: skip
         with self._lock:
@@ -178,7 +175,7 @@ class _Candidates:
     neighbours: dict[int, tuple[int, ...]] = field(default_factory=dict)
     bm25_full: float = 0.0  # BM25 of a document matching every query term once
     fact_key: dict[int, float] = field(default_factory=dict)  # cosine via a fact key
-    stale: frozenset[int] = frozenset()
+    outdated: set[int] = field(default_factory=set)  # turns matched on a closed fact
     closed: frozenset[int] = frozenset()
     entity_names: list[tuple[str, str]] = field(default_factory=list)
 
@@ -275,9 +272,11 @@ class Searcher:
             else np.maximum.reduceat(chunk_sims, uv.starts)
         )
         ids = uv.unique
-        if uv.link_fact.size and self.config.fact_keys:
-            sims = self._through_fact_keys(req, uv, sims, cands)
-        cands.stale, cands.closed, cands.entity_names = uv.stale, uv.closed, uv.entity_names
+        if uv.link_fact.size:
+            self._mark_outdated(uv, sims, cands)
+            if self.config.fact_keys:
+                sims = self._through_fact_keys(req, uv, sims, cands)
+        cands.closed, cands.entity_names = uv.closed, uv.entity_names
         if allowed is not None:
             include, listed = allowed
             keep = np.isin(ids, listed) if include else ~np.isin(ids, listed)
@@ -299,6 +298,25 @@ class Searcher:
         cands.neighbours = uv.neighbours
 
     @staticmethod
+    def _mark_outdated(uv: _UserVectors, sims: np.ndarray, cands: _Candidates) -> None:
+        """A message is outdated for this query when one of its facts that is no longer
+        true matches the query about as well as (within :attr:`OUTDATED_MARGIN` cosine
+        of) its best current fact: "My friend Ana lives in Lima", asked "where does my
+        friend Ana live?" after she moved, is outdated although "Ana is a friend" holds."""
+        closed = ~uv.link_current
+        if not closed.any():
+            return
+        best_closed = np.full(sims.shape, -np.inf)
+        np.maximum.at(best_closed, uv.link_source[closed], sims[uv.link_fact[closed]])
+        best_current = np.full(sims.shape, -np.inf)
+        if uv.link_current.any():
+            cur = uv.link_current
+            np.maximum.at(best_current, uv.link_source[cur], sims[uv.link_fact[cur]])
+        competing = best_closed >= best_current - Searcher.OUTDATED_MARGIN
+        for i in np.flatnonzero(competing & np.isfinite(best_closed)).tolist():
+            cands.outdated.add(int(uv.unique[i]))
+
+    @staticmethod
     def _through_fact_keys(
         req: SearchRequest, uv: _UserVectors, sims: np.ndarray, cands: _Candidates
     ) -> np.ndarray:
@@ -314,6 +332,10 @@ class Searcher:
         for i in np.flatnonzero(lifted).tolist():
             cands.fact_key[int(uv.unique[i])] = float(via[i])
         return np.where(lifted, via, sims)
+
+    #: How close (in cosine) a closed fact's match must come to the best current fact's
+    #: for its message to count as outdated for the query.
+    OUTDATED_MARGIN = 0.05
 
     #: At most this many current facts per query join the candidates through the
     #: entities the query names.
@@ -429,7 +451,7 @@ class Searcher:
         # Current knowledge first: a turn whose facts were all superseded, and (when
         # history is asked for) a superseded fact, rank below what is true now.
         outdated = np.array(
-            [(r in cands.closed) or (not req.include_history and r in cands.stale) for r in rowids],
+            [(r in cands.closed) or (r in cands.outdated) for r in rowids],
             dtype=bool,
         )
         relevance = np.where(outdated, relevance * (1.0 - cfg.outdated_penalty), relevance)

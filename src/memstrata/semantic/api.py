@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,16 @@ if TYPE_CHECKING:
 
 __all__ = ["SemanticAPI"]
 
+
+def _name(value: Any, field: str) -> str:
+    """An entity name argument: a non-blank string without control characters."""
+    if not isinstance(value, str):
+        raise ValidationError(field, f"must be a string, got {type(value).__name__}")
+    return v.content(value, field)
+
+
 _POSITIVE = {"positive", "good", "like", "liked", "yes", "+1", "up", "thumbs_up", "👍"}
+_THIS = {"it", "this", "that", "these", "those", "them"}
 _NEGATIVE = {"negative", "bad", "dislike", "disliked", "no", "-1", "down", "thumbs_down", "👎"}
 
 
@@ -54,7 +64,8 @@ class SemanticAPI:
             predicate: one of :data:`memstrata.semantic.predicates.PREDICATES`.
             as_of: what was true at that time: facts with ``valid_from ≤ as_of <
                 valid_to`` (naive → UTC). ``None``: what is true now.
-            include_history: every fact ever recorded, closed ones too (``as_of`` ignored).
+            include_history: every fact ever recorded, closed ones too (with ``as_of``:
+                every fact that had started by then).
 
         Returns:
             Facts ordered by ``valid_from`` (then recording time).
@@ -63,8 +74,12 @@ class SemanticAPI:
             ValidationError: bad user id, unknown predicate, bad time.
         """
         user_id = v.scope_id(user_id, "user_id", required=True)
-        if predicate is not None and predicate not in predicates.PREDICATES:
+        if predicate is not None and (
+            not isinstance(predicate, str) or predicate not in predicates.PREDICATES
+        ):
             raise ValidationError("predicate", f"unknown predicate {predicate!r}")
+        if subject is not None:
+            subject = _name(subject, "subject")
         when = v.time(as_of, "as_of")
         if subject is not None and self.semantic.graph.entity(user_id, subject) is None:
             return []
@@ -91,7 +106,7 @@ class SemanticAPI:
             ValidationError: ``depth`` outside 1–5.
         """
         user_id = v.scope_id(user_id, "user_id", required=True)
-        name = v.content(name, "name")
+        name = _name(name, "name")
         entity = self.semantic.graph.entity(user_id, name)
         if entity is None:
             raise NotFoundError(f"name: no entity {name!r} for user {user_id!r}")
@@ -113,6 +128,7 @@ class SemanticAPI:
             map to one value, multi-valued ones to a list, in the order learned.
         """
         user_id = v.scope_id(user_id, "user_id", required=True)
+        subject = _name(subject, "subject")
         entity = self.semantic.graph.entity(user_id, subject)
         groups: dict[str, dict[str, Any]] = {
             "identity": {}, "relationship": {}, "preference": {}, "plan": {}, "event": {},
@@ -185,8 +201,12 @@ class SemanticAPI:
             if extractor is not None:
                 when = v.time(timestamp, "timestamp") or self.now()
                 found = extractor.extract(feedback, speaker=None, timestamp=when).facts
+                # The user's own preferences only; "it"/"this" is the action itself.
                 stated.extend(
-                    f for f in found if predicates.PREDICATES[f.predicate].category == "preference"
+                    replace(f, object=action) if f.object.casefold() in _THIS else f
+                    for f in found
+                    if f.subject == SELF
+                    and predicates.PREDICATES[f.predicate].category == "preference"
                 )
             if not stated:
                 stated.append(

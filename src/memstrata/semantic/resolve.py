@@ -503,6 +503,29 @@ def resolve(
         graph, c, user_id, source_id=source_id, speaker=speaker, observed_at=observed_at,
         now=now, new_id=new_id, entities=entities,
     )  # fmt: skip
+    _separate_namesakes(graph, c, user_id, extracted, now)
     for ef in extracted:
         resolver.add(ef)
     return resolver.result
+
+
+def _separate_namesakes(
+    graph: GraphStore,
+    c: sqlite3.Connection,
+    user_id: str,
+    extracted: Sequence[ExtractedFact],
+    now: datetime,
+) -> None:
+    """ "My friend Tom", said by a user whose own name is Tom, is someone else: when a
+    relationship's other person resolves to the subject itself (through an alias), give
+    that name its own entity first, so that the message's other facts about "Tom" land
+    on the friend, not on the user."""
+    for ef in extracted:
+        pred = PREDICATES.get(ef.predicate)
+        if pred is None or pred.category != "relationship" or ef.negated:
+            continue
+        subject = graph.resolve_entity(c, user_id, ef.subject, create=False, now=now)
+        other = graph.resolve_entity(c, user_id, ef.object, create=False, now=now)
+        if subject is not None and other is not None and other.id == subject.id:
+            kind = "pet" if pred.name == "has_pet" else "person"
+            graph.create_entity(c, user_id, ef.object, type=kind, now=now)

@@ -140,14 +140,15 @@ class SemanticLayer:
             content = fact_text(f.subject, f.predicate, f.object, when, lang)
             category = predicates.PREDICATES[f.predicate].category
             pending.drafts[_key(f.predicate, f.object)] = MemoryRecord(
-                id=rid, user_id=turn.user_id, kind=MemoryKind.SEMANTIC, content=content,
+                id=rid, user_id=turn.user_id, agent_id=turn.agent_id, kind=MemoryKind.SEMANTIC,
+                content=content,
                 speaker=turn.speaker, importance=_IMPORTANCE.get(category, 0.5),
                 created_at=now, updated_at=now, occurred_at=when or turn.occurred_at,
                 valid_from=when or turn.occurred_at, source_ids=[turn.id],
                 entities=[_subject_label(f.subject, lang), f.object],
                 # Keyed by its own id: the same sentence may be stated, retracted and
                 # stated again, and each statement is its own fact.
-                content_hash=content_hash(content, None, None, "semantic", rid),
+                content_hash=content_hash(content, turn.agent_id, None, "semantic", rid),
                 embedding_model=turn.embedding_model,
             )  # fmt: skip
         return pending

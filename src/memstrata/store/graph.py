@@ -282,6 +282,32 @@ class GraphStore:
         )
         return entity
 
+    def create_entity(
+        self, c: sqlite3.Connection, user_id: str, name: str, *, type: str, now: datetime
+    ) -> Entity | None:
+        """A new entity called ``name`` even when ``name`` is another entity's alias (a
+        namesake); from then on the name resolves to it (names win over aliases).
+
+        Returns ``None`` when an entity already has that name itself.
+        """
+        norm = normalize_name(name)
+        if not norm or norm == _SELF_NORM:
+            return None
+        if c.execute(
+            "SELECT 1 FROM entities WHERE user_id = ? AND norm = ?", (user_id, norm)
+        ).fetchone():
+            return None
+        entity = Entity(
+            id=new_id(), user_id=user_id, name=" ".join(name.split()), type=type or "thing",
+            aliases=[], created_at=now, updated_at=now,
+        )  # fmt: skip
+        c.execute(
+            "INSERT INTO entities (id, user_id, name, norm, type, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (entity.id, user_id, entity.name, norm, entity.type, iso(now), iso(now)),
+        )
+        return entity
+
     def add_alias(
         self, c: sqlite3.Connection, user_id: str, entity_id: str, alias: str, now: datetime
     ) -> bool:
@@ -1053,3 +1079,16 @@ class GraphStore:
             [user_id, *part, *part, limit],
         )
         return [int(r[0]) for r in rows]
+
+    def unmined_messages(self, user_id: str | None) -> list[tuple[str, str]]:
+        """``(user_id, memory id)`` of the episodic user messages no fact cites yet, in
+        conversation time order per user (what :meth:`Memory.extract_facts` mines)."""
+        where, params = ("m.user_id = ?", [user_id]) if user_id is not None else ("1", [])
+        rows = self.store.read(
+            "SELECT m.user_id, m.id FROM memories m WHERE "
+            f"{where} AND m.kind = 'episodic' AND m.role = 'user' AND NOT EXISTS "
+            "(SELECT 1 FROM fact_sources s WHERE s.user_id = m.user_id AND s.source_id = m.id) "
+            "ORDER BY m.user_id, m.occurred_at, m.rowid",
+            params,
+        )
+        return [(str(u), str(i)) for u, i in rows]

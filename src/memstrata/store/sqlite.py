@@ -162,6 +162,14 @@ class SQLiteStore(SQLiteConnection):
         c.execute("DELETE FROM vectors WHERE memory_rowid = ?", (rowid,))
         self._put_vectors(c, rowid, user_id, vectors)
 
+    def replace_terms(self, c: sqlite3.Connection, memory_id: str, terms: str) -> None:
+        """Replace a record's keyword terms only (its vectors stay)."""
+        c.execute(
+            "UPDATE memories_fts SET terms = ? WHERE rowid = "
+            "(SELECT rowid FROM memories WHERE id = ?)",
+            (terms, memory_id),
+        )
+
     def update_record(self, c: sqlite3.Connection, r: MemoryRecord) -> None:
         """Write a record's editable fields (content, metadata, importance, hash, model)."""
         c.execute(
