@@ -18,10 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memstrata.semantic import rules_zh
 from memstrata.semantic.predicates import PREDICATES
 from memstrata.semantic.rules_zh import extract_zh
 from memstrata.semantic.types import SELF, ExtractedFact, Extraction
+from memstrata.semantic.zh import context as zh_context
+from memstrata.semantic.zh import text as zh_text
 
 TS = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 
@@ -233,8 +234,8 @@ PREFERENCES = [
     ("我爱吃火锅", {(U, "likes", "火锅")}),
     ("我特别喜欢吃川菜", {(U, "likes", "川菜")}),
     ("我爱喝咖啡", {(U, "likes", "咖啡")}),
-    ("我平时喜欢看书", {(U, "likes", "看书")}),
-    ("我周末喜欢去爬山", {(U, "likes", "爬山")}),
+    ("我平时喜欢看书", {(U, "likes", "看书"), (U, "hobby", "看书")}),
+    ("我周末喜欢去爬山", {(U, "likes", "爬山"), (U, "hobby", "爬山")}),
     ("我喜欢《三体》", {(U, "likes", "三体")}),
     ("我喜欢猫和狗", {(U, "likes", "猫"), (U, "likes", "狗")}),
     (
@@ -264,8 +265,8 @@ PREFERENCES = [
     ("我的爱好是摄影", {(U, "hobby", "摄影")}),
     ("我的爱好是画画和弹吉他", {(U, "hobby", "画画"), (U, "hobby", "弹吉他")}),
     ("我吃素", {(U, "diet", "素食")}),
-    ("我是素食者", {(U, "diet", "素食")}),
-    ("我是素食主义者", {(U, "diet", "素食")}),
+    ("我是素食者", {(U, "diet", "素食者")}),
+    ("我是素食主义者", {(U, "diet", "素食主义者")}),
     ("我喜欢的歌手是周杰伦", {(U, "likes", "周杰伦")}),
     ("我对编程很感兴趣", {(U, "likes", "编程")}),
     ("我不是很喜欢吃辣", {(U, "dislikes", "辣")}),
@@ -534,9 +535,374 @@ def test_a_question_clause_does_not_hide_the_statement_before_it() -> None:
     assert triples("我住在上海，你呢？") == {(U, "lives_in", "上海")}
 
 
+# ----------------------------------------------------------- pets: names, kinds, owners
+
+PETS_MORE = [
+    # several pets counted, then named one by one
+    (
+        "我养了三只猫，一只叫年年，一只叫阿福，还有一只叫球球",
+        {(U, "has_pet", "年年"), (U, "has_pet", "阿福"), (U, "has_pet", "球球")},
+    ),
+    ("我家有两条狗，一条叫可乐，另一条叫雪碧", {(U, "has_pet", "可乐"), (U, "has_pet", "雪碧")}),
+    ("我家有两只狗，大的叫毛毛，小的叫豆豆", {(U, "has_pet", "毛毛"), (U, "has_pet", "豆豆")}),
+    # a name right after the animal
+    ("我的仓鼠芝麻特别能吃", {(U, "has_pet", "芝麻")}),
+    ("我家狗狗元宝今年三岁了", {(U, "has_pet", "元宝"), ("元宝", "age", "3")}),
+    ("我的鹦鹉小蓝会说话", {(U, "has_pet", "小蓝")}),
+    ("我养的金毛叫Lucky", {(U, "has_pet", "Lucky")}),
+    # named in a later clause, however it is said
+    ("我们家刚领养了一只小狗，给它取名叫团团", {(U, "has_pet", "团团")}),
+    ("我捡了一只流浪猫，名字叫黑炭", {(U, "has_pet", "黑炭")}),
+    ("我养了一只边牧，它叫闪电", {(U, "has_pet", "闪电")}),
+    ("我的狗叫旺旺，它今年五岁了", {(U, "has_pet", "旺旺"), ("旺旺", "age", "5")}),
+    ("我的乌龟叫慢慢", {(U, "has_pet", "慢慢")}),
+    # no name: the animal as said, also one the word list does not know
+    ("我养了一条巴西龟", {(U, "has_pet", "巴西龟")}),
+    ("我家里养着一条玉米蛇", {(U, "has_pet", "玉米蛇")}),
+    ("我最近养了两只荷兰猪", {(U, "has_pet", "荷兰猪")}),
+    ("我家里有一缸热带鱼", {(U, "has_pet", "热带鱼")}),
+    ("我的宠物是一只仓鼠", {(U, "has_pet", "仓鼠")}),
+    ("我养了一只猫和一只狗", {(U, "has_pet", "猫"), (U, "has_pet", "狗")}),
+    # other people's pets
+    ("邻居张阿姨养了一只博美", {("张阿姨", "has_pet", "博美")}),
+    ("小林养了一只英短，叫奶盖", {("小林", "has_pet", "奶盖")}),
+    ("张伟家的猫叫咪咪", {("张伟", "has_pet", "咪咪")}),
+    ("小美家养了一只萨摩耶叫雪球", {("小美", "has_pet", "雪球")}),
+    ("同事老李养了两只柯基", {(U, "colleague", "老李"), ("老李", "has_pet", "柯基")}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PETS_MORE)
+def test_pets_named_counted_unnamed_and_other_peoples(text: str, expected: set[Triple]) -> None:
+    assert triples(text) == expected
+
+
+def test_an_unknown_animal_word_still_gives_the_pet_its_kind() -> None:
+    kinds = {f.object: f.object_type for f in extract_zh("我养了一条巴西龟", timestamp=TS).facts}
+    assert kinds == {"巴西龟": "乌龟"}
+    kinds = {f.object: f.object_type for f in extract_zh("我的仓鼠芝麻", timestamp=TS).facts}
+    assert kinds == {"芝麻": "仓鼠"}
+
+
+def test_things_that_look_like_pets_are_not() -> None:
+    for text in (
+        "我的猫砂用完了",  # the animal is part of another word
+        "我的狗粮快没了",
+        "我之前养过一只猫",  # not any more
+        "我不养猫",  # none, but nothing retracted
+        "我中午吃了热狗",
+        "我养了很多花",
+        "我的狗叫得很凶",  # 叫 is barking here
+        "我的猫叫了一晚上",
+    ):
+        assert not any(f.predicate == "has_pet" for f in extract_zh(text, timestamp=TS).facts)
+
+
+def test_a_pet_named_after_an_unnamed_owner_is_not_the_owners_name() -> None:
+    # the name belongs to the hamster, and the cousin has no name to hang a fact on
+    assert triples("我表妹养了一只仓鼠，叫芝麻") == set()
+
+
+# -------------------------------------------------------------- relatives named in passing
+
+RELATIVES_NAMED = [
+    ("我女儿朵朵今年六岁", {(U, "child", "朵朵"), ("朵朵", "age", "6")}),
+    ("我儿子浩浩上小学了", {(U, "child", "浩浩")}),
+    ("我朋友小张在京东上班", {(U, "friend", "小张"), ("小张", "works_at", "京东")}),
+    ("我闺蜜佳佳住在南京", {(U, "friend", "佳佳"), ("佳佳", "lives_in", "南京")}),
+    ("我老公大伟是医生", {(U, "spouse", "大伟"), ("大伟", "job", "医生")}),
+    ("我儿子叫明明", {(U, "child", "明明")}),
+    ("我有两个孩子，大的叫乐乐，小的叫安安", {(U, "child", "乐乐"), (U, "child", "安安")}),
+    ("我有两个女儿。老大叫欢欢，老二叫笑笑。", {(U, "child", "欢欢"), (U, "child", "笑笑")}),
+    (
+        "我有一个弟弟叫小杰，还有一个妹妹叫小雪",
+        {(U, "brother", "小杰"), (U, "sister", "小雪")},
+    ),
+    ("我有一个儿子一个女儿，儿子叫小宇，女儿叫甜甜", {(U, "child", "小宇"), (U, "child", "甜甜")}),
+    ("我们老板老刘人挺好", {(U, "boss", "老刘")}),
+    ("我们公司的同事小周住在浦东", {(U, "colleague", "小周"), ("小周", "lives_in", "浦东")}),
+    ("朋友小王昨天结婚了", {(U, "friend", "小王"), ("小王", "did", "结婚")}),
+    ("我大学室友张强现在在腾讯", {("张强", "works_at", "腾讯")}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), RELATIVES_NAMED)
+def test_relatives_named_right_after_the_relation_word(text: str, expected: set[Triple]) -> None:
+    assert triples(text) == expected
+
+
+def test_words_after_a_relation_that_are_no_names() -> None:
+    for text in (
+        "我妈妈做饭很好吃",
+        "我女儿特别可爱",
+        "我哥哥昨晚来了",
+        "我老公公司在上海",
+        "我儿子幼儿园毕业了",
+        "我妹妹下周要结婚",
+        "我领导一个十人的团队",
+        "我朋友圈里都是同事",
+    ):
+        assert not any(f.object_type == "person" for f in extract_zh(text, timestamp=TS).facts)
+    assert triples("我领导老陈下周出差") == {(U, "boss", "老陈"), ("老陈", "plans", "出差")}
+
+
+# ----------------------------------------------------------------------- past actions
+
+PAST_ACTIONS = [
+    ("我跑完了人生第一个全马", {("did", "跑完了人生第一个全马", None)}),
+    ("我两天前拔了一颗智齿", {("did", "拔了一颗智齿", date(2023, 5, 6))}),
+    ("我们上周爬了黄山", {("did", "爬了黄山", date(2023, 5, 1))}),
+    ("我今天早上跑了五公里", {("did", "跑了五公里", date(2023, 5, 8))}),
+    ("我昨天终于拿到了驾照", {("did", "拿到了驾照", date(2023, 5, 7))}),
+    ("我三天前刚考完雅思", {("did", "考完雅思", date(2023, 5, 5))}),
+    ("我上个月做了一个小手术", {("did", "做了一个小手术", date(2023, 4, 8))}),
+    ("我昨天在商场碰到了高中同学", {("did", "碰到了高中同学", date(2023, 5, 7))}),
+    ("我上周三去看了牙医", {("did", "去看了牙医", date(2023, 5, 3))}),
+    ("我上周三去看牙医了", {("did", "去看牙医", date(2023, 5, 3))}),
+    ("我前天晚上看了《长安三万里》", {("did", "看了《长安三万里》", date(2023, 5, 6))}),
+    ("我已经戒烟了", {("did", "戒烟", None)}),
+    # events: a wedding, a concert, a talk
+    ("我昨天去参加了同事的婚礼", {("attended", "同事的婚礼", date(2023, 5, 7))}),
+    ("我上周去听了一场讲座", {("attended", "讲座", date(2023, 5, 1))}),
+    ("昨晚我们去看了一场音乐会", {("attended", "音乐会", date(2023, 5, 7))}),
+    # places
+    ("我前天去了一趟苏州", {("visited", "苏州", date(2023, 5, 6))}),
+    ("上周末我们全家去了一趟千岛湖", {("visited", "千岛湖", date(2023, 5, 6))}),
+    ("我三年前去过一次西藏", {("visited", "西藏", date(2020, 5, 8))}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PAST_ACTIONS)
+def test_past_actions_keep_their_verb_and_date(
+    text: str, expected: set[tuple[str, str, date | None]]
+) -> None:
+    assert dated(text) == expected
+
+
+def test_a_pets_own_doings_are_its_facts() -> None:
+    assert triples("我的猫咪团子今天又把杯子打翻了😂") == {
+        (U, "has_pet", "团子"),
+        ("团子", "did", "把杯子打翻"),
+    }
+
+
+def test_completed_chat_remarks_are_no_events() -> None:
+    for text in (
+        "我吃了，你呢",
+        "我看了一下，没问题",
+        "我刚吃完饭",
+        "我知道了，谢谢",
+        "我明白了你的意思",
+        "我试了一下你说的方法",
+        "我刚刚给你发了一张图",
+        "我看了你推荐的电影，很好看",
+        "我把这事忘了",
+        "我已经把它删了",
+        "我们今天学了很多",
+        "我今天又迟到了",
+        "我昨天睡了十个小时",
+        "我觉得他昨天跑了十公里",
+        "他们昨天去了上海",
+        "我昨天梦见自己去了日本",
+        "我去洗澡了",
+        "我去吃饭了，回头聊",
+        "我刚洗完澡",
+        "我刚刚吃了一个苹果",
+        "我养成了早起的习惯",
+    ):
+        assert extract_zh(text, timestamp=TS).facts == [], text
+
+
+# ------------------------------------------------------------------ plans and decisions
+
+PLANS_MORE = [
+    ("我明天要飞去成都出差", {("plans", "飞去成都出差", date(2023, 5, 9))}),
+    ("下周三我要去看牙医", {("plans", "去看牙医", date(2023, 5, 17))}),
+    ("我后天要坐高铁回老家", {("plans", "坐高铁回老家", date(2023, 5, 10))}),
+    ("我下个月要考驾照", {("plans", "考驾照", date(2023, 6, 8))}),
+    ("我周五要交论文", {("plans", "交论文", date(2023, 5, 12))}),
+    ("我准备下周一开始健身", {("plans", "开始健身", date(2023, 5, 15))}),
+    ("我计划今年年底前买房", {("plans", "买房", None)}),
+    ("我们这周六要去露营", {("plans", "去露营", date(2023, 5, 13))}),
+    ("我下周出差", {("plans", "出差", date(2023, 5, 15))}),
+    ("我决定了，下个月辞职", {("decided", "辞职", date(2023, 6, 8))}),
+    ("我已经想好了，明年去读研", {("decided", "去读研", date(2024, 5, 8))}),
+    ("我决定不换工作了", {("decided", "不换工作", None)}),
+    ("我决定从明天开始早睡", {("decided", "早睡", date(2023, 5, 9))}),
+    ("我最终决定留在杭州工作", {("decided", "留在杭州工作", None)}),
+    ("我们决定明年不出国了", {("decided", "不出国", date(2024, 5, 8))}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PLANS_MORE)
+def test_plans_and_decisions_with_their_dates(
+    text: str, expected: set[tuple[str, str, date | None]]
+) -> None:
+    assert dated(text) == expected
+
+
+CANCELLED = [
+    ("去西藏的计划取消了", {(U, "plans", "去西藏")}),
+    ("我取消了下周去青岛的行程", {(U, "plans", "去青岛")}),
+    ("我打算下周去厦门，但是计划取消了", {(U, "plans", "去厦门")}),
+    ("我本来打算去日本，后来取消了", {(U, "plans", "去日本")}),
+    ("我不去成都了", {(U, "plans", "去成都")}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), CANCELLED)
+def test_a_cancelled_plan_is_a_retraction_never_a_plan(text: str, expected: set[Triple]) -> None:
+    assert negations(text) == expected
+    assert triples(text) == set()
+
+
+def test_things_ahead_that_are_no_plans() -> None:
+    for text in ("我要去洗澡了", "明天会下雨", "我要一杯咖啡", "我明天要上班", "我要睡了"):
+        assert extract_zh(text, timestamp=TS).facts == [], text
+    assert extract_zh("我已经决定了", timestamp=TS).facts == []
+    assert extract_zh("我决定了，你觉得呢？", timestamp=TS).facts == []
+
+
+# --------------------------------------------------------- studies, hobbies, what one eats
+
+STUDIES_HOBBIES_FOOD = [
+    ("我的专业是软件工程", {(U, "studies", "软件工程")}),
+    ("我是学医的", {(U, "studies", "医")}),
+    ("我是学法律的", {(U, "studies", "法律")}),
+    ("我在复旦读新闻", {(U, "studies_at", "复旦"), (U, "studies", "新闻")}),
+    ("我大学学的是会计", {(U, "studies", "会计")}),
+    ("我在人大读博士，研究方向是社会学", {(U, "studies_at", "人大"), (U, "studies", "社会学")}),
+    ("我是北大数学系的", {(U, "studies_at", "北大"), (U, "studies", "数学")}),
+    ("我在上海交大读大三", {(U, "studies_at", "上海交大")}),
+    ("我读的是computer science", {(U, "studies", "computer science")}),
+    ("我的爱好是钓鱼和下棋", {(U, "hobby", "钓鱼"), (U, "hobby", "下棋")}),
+    ("我平时喜欢打羽毛球", {(U, "likes", "打羽毛球"), (U, "hobby", "打羽毛球")}),
+    ("我业余时间喜欢弹吉他", {(U, "likes", "弹吉他"), (U, "hobby", "弹吉他")}),
+    ("我平时喜欢吃辣", {(U, "likes", "辣")}),  # a taste, not a pastime
+    ("我早上一般吃包子", {(U, "eats", "包子")}),
+    ("我午饭通常吃沙拉", {(U, "eats", "沙拉")}),
+    ("我每天都喝一杯牛奶", {(U, "eats", "牛奶")}),
+    ("我平时只吃素", {(U, "diet", "素食")}),
+    ("我中午一般吃食堂", set()),  # where, not what
+    ("我喜欢听古典音乐，尤其是肖邦", {(U, "likes", "听古典音乐"), (U, "likes", "肖邦")}),
+    ("我受不了榴莲的味道", {(U, "dislikes", "榴莲")}),
+    ("我最讨厌堵车了", {(U, "dislikes", "堵车")}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), STUDIES_HOBBIES_FOOD)
+def test_studies_hobbies_and_food(text: str, expected: set[Triple]) -> None:
+    assert triples(text) == expected
+
+
+# ------------------------------------------------------------------------- retractions
+
+RETRACTIONS = [
+    ("我不再喝酒了", {(U, "eats", "酒")}, set()),
+    ("我不再住在杭州了", {(U, "lives_in", "杭州")}, set()),
+    ("我和男朋友阿杰分手了", {(U, "partner", "阿杰")}, {(U, "relationship_status", "单身")}),
+    (
+        "我跟李娜分手了，她现在不是我女朋友了",
+        {(U, "partner", "李娜")},
+        {(U, "relationship_status", "单身")},
+    ),
+    ("小美已经不是我女朋友了", {(U, "partner", "小美")}, set()),
+    ("我已经不在阿里干了", {(U, "works_at", "阿里")}, set()),
+    ("我辞职了，不在腾讯上班了", {(U, "works_at", "腾讯")}, {(U, "did", "辞职")}),
+    ("我离开了华为", {(U, "works_at", "华为")}, set()),
+    ("我现在不养狗了", {(U, "has_pet", "狗")}, set()),
+    ("我现在不当律师了", {(U, "job", "律师")}, set()),
+    ("我现在不做会计了，转行当厨师", {(U, "job", "会计")}, {(U, "job", "厨师")}),
+    ("我现在一点都不喜欢打游戏了", {(U, "likes", "打游戏")}, set()),
+    ("我再也不吃麦当劳了", {(U, "eats", "麦当劳")}, set()),
+    ("我已经不在清华读书了", {(U, "studies_at", "清华")}, set()),
+    ("我现在不是素食者了", {(U, "diet", "素食者")}, set()),
+    ("我已经不是单身了", {(U, "relationship_status", "单身")}, set()),
+    ("我现在不住北京了，搬到了上海", {(U, "lives_in", "北京")}, {(U, "lives_in", "上海")}),
+]
+
+
+@pytest.mark.parametrize(("text", "retracted", "stated"), RETRACTIONS)
+def test_retractions(text: str, retracted: set[Triple], stated: set[Triple]) -> None:
+    assert negations(text) == retracted
+    assert triples(text) == stated
+
+
+def test_leaving_a_city_is_not_leaving_a_job() -> None:
+    assert extract_zh("我离开了北京", timestamp=TS).facts == []
+
+
+def test_a_left_employer_keeps_the_date_of_leaving() -> None:
+    fact = only_fact("我上个月离开了百度")
+    assert (fact.predicate, fact.object, fact.negated, fact.date) == (
+        "works_at",
+        "百度",
+        True,
+        date(2023, 4, 8),
+    )
+
+
+# ---------------------------------------------------------- "but" is not "not", and 我们
+
+BUT_IS_NOT_NOT = [
+    ("我是北京人，不过已经在广州住了快十年了", {(U, "from", "北京"), (U, "lives_in", "广州")}),
+    ("我不过已经在成都住了三年了", {(U, "lives_in", "成都")}),
+    ("我喜欢猫，不过对猫毛过敏", {(U, "likes", "猫"), (U, "allergic_to", "猫毛")}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BUT_IS_NOT_NOT)
+def test_but_is_no_negation(text: str, expected: set[Triple]) -> None:
+    assert triples(text) == expected
+    assert negations(text) == set()
+
+
+def test_we_share_events_and_plans_but_not_identity_or_taste() -> None:
+    assert dated("5月1号我们去了趟杭州") == {("visited", "杭州", date(2023, 5, 1))}
+    assert dated("后天我们要去爬华山") == {("plans", "去爬华山", date(2023, 5, 10))}
+    assert triples("我们家新养了一条柯基，名字叫馒头") == {(U, "has_pet", "馒头")}
+    assert triples("我们住在上海") == set()
+    assert triples("我们都喜欢吃辣") == set()
+
+
+# ------------------------------------------------------------------- a named speaker
+
+SPEAKER_STATEMENTS = [
+    ("我今年30岁", {("王磊", "age", "30")}),
+    ("我叫王磊", {("王磊", "name", "王磊")}),
+    ("我在深圳做销售", {("王磊", "job", "销售")}),
+    ("我儿子小宝特别调皮", {("王磊", "child", "小宝")}),
+    ("我养了一只猫叫花卷", {("王磊", "has_pet", "花卷")}),
+    ("我老婆叫李梅", {("王磊", "spouse", "李梅")}),
+    ("我昨天跑了十公里", {("王磊", "did", "跑了十公里")}),
+    ("我们下周去三亚", {("王磊", "plans", "去三亚")}),
+    ("我决定换工作", {("王磊", "decided", "换工作")}),
+    ("我不再吃辣了", set()),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), SPEAKER_STATEMENTS)
+def test_a_named_speakers_statements_are_theirs(text: str, expected: set[Triple]) -> None:
+    assert triples(text, speaker="王磊") == expected
+    assert all(f.subject == "王磊" for f in extract_zh(text, speaker="王磊", timestamp=TS).facts)
+
+
 # ----------------------------------------------------------------- contract & robustness
 
-CORPUS = [text for text, _ in IDENTITY + RELATIONS + PREFERENCES + NEGATIONS + EVENTS + THIRD_PARTY]
+CORPUS = [
+    text
+    for text, _ in IDENTITY
+    + RELATIONS
+    + PREFERENCES
+    + NEGATIONS
+    + EVENTS
+    + THIRD_PARTY
+    + PETS_MORE
+    + RELATIVES_NAMED
+    + PAST_ACTIONS
+    + PLANS_MORE
+    + STUDIES_HOBBIES_FOOD
+]
 
 
 def squeeze(text: str) -> str:
@@ -633,9 +999,9 @@ def test_concurrent_calls_agree() -> None:
 
 def test_first_use_from_many_threads_loads_jieba_once(monkeypatch: pytest.MonkeyPatch) -> None:
     expected = [extract_zh(t, timestamp=TS) for t in CORPUS[:20]]
-    monkeypatch.setattr(rules_zh, "_POS", rules_zh._POSCache())  # as if never loaded
-    rules_zh._tags.cache_clear()
-    rules_zh._parse_head.cache_clear()
+    monkeypatch.setattr(zh_text, "_POS", zh_text._POSCache())  # as if never loaded
+    zh_text.pos_tags.cache_clear()
+    zh_context.parse_head.cache_clear()
     barrier = threading.Barrier(4)
     results: list[list[Extraction]] = [[] for _ in range(4)]
 
@@ -649,8 +1015,8 @@ def test_first_use_from_many_threads_loads_jieba_once(monkeypatch: pytest.Monkey
     for thread in threads:
         thread.join()
     assert all(r == expected for r in results)
-    rules_zh._tags.cache_clear()
-    rules_zh._parse_head.cache_clear()
+    zh_text.pos_tags.cache_clear()
+    zh_context.parse_head.cache_clear()
 
 
 def varied_messages(count: int) -> list[str]:
