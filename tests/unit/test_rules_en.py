@@ -721,7 +721,8 @@ CHAT = [
     ("Priya's birthday is on October 2nd.", {("Priya", "birthday", "October 2nd")}),
     ("Claire just had a baby girl named Isla.", {("Claire", "child", "Isla")}),
     ("I got promoted yesterday!!", {(U, "did", "got promoted")}),
-    ("I took the kids to the science museum.", {(U, "did", "took the kids to the science museum")}),
+    ("I took the kids to the science museum.", {(U, "visited", "science museum")}),
+    ("I took my dog to the vet.", {(U, "did", "took my dog to the vet")}),
     ("I speak three languages: English, Hindi and Tamil.", {(U, "speaks", "English"), (U, "speaks", "Hindi"), (U, "speaks", "Tamil")}),
     ("I adore old black and white movies.", {(U, "likes", "old black and white movies")}),
     ("I really love spicy food, the spicier the better.", {(U, "likes", "spicy food")}),
@@ -794,3 +795,250 @@ def test_being_a_fan_of_something_is_liking_it() -> None:
     assert triples("I'm a coffee lover.") == {(U, "likes", "coffee")}
     assert triples("I'm not a big jazz fan.") == {(U, "dislikes", "jazz")}
     assert triples("I'm a big fan.") == set()
+
+
+# ------------------------------------------------------------------------------ decisions
+
+DECISIONS = [
+    ("I've made up my mind, I'm selling my motorbike.", {(U, "decided", "sell my motorbike")}),
+    ("Made up my mind: we're repainting the living room.", {(U, "decided", "repaint the living room")}),
+    ("Decision made - I'm enrolling in night classes.", {(U, "decided", "enroll in night classes")}),
+    ("I've made my decision. I'm staying in Leeds.", {(U, "decided", "stay in Leeds")}),
+    ("I decided I'm switching to night shifts.", {(U, "decided", "switch to night shifts")}),
+    ("I finally decided to accept the offer in Portland.", {(U, "decided", "accept the offer in Portland")}),
+    ("We decided not to buy the cabin.", {(U, "decided", "not to buy the cabin")}),
+    ("I decided against adopting a second dog.", {(U, "decided", "not to adopt a second dog")}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), DECISIONS)
+def test_decisions_in_their_chat_forms(text: str, expected: set[Triple]) -> None:
+    assert triples(text) == expected
+
+
+def test_a_decision_marker_alone_states_nothing() -> None:
+    assert triples("I've made up my mind.") == set()
+    assert triples("I made my decision.") == set()
+    # and a decision is no state: "I'm staying in Leeds" alone is where one lives
+    assert triples("I'm staying in Leeds.") == {(U, "lives_in", "Leeds")}
+
+
+# -------------------------------------------------------------------------------- hobbies
+
+HOBBIES = [
+    ("In my spare time I usually go mountain biking or bake bread.", {(U, "hobby", "mountain biking"), (U, "hobby", "baking bread")}),
+    ("When I'm not working I knit and play chess.", {(U, "hobby", "knitting"), (U, "hobby", "playing chess")}),
+    ("On weekends I go kayaking.", {(U, "hobby", "kayaking")}),
+    ("I do woodworking in my free time.", {(U, "hobby", "woodworking")}),
+    ("Birdwatching is my new hobby.", {(U, "hobby", "Birdwatching")}),
+    ("Calligraphy has become my favorite hobby.", {(U, "hobby", "Calligraphy")}),
+    ("My hobby lately is restoring old radios.", {(U, "hobby", "restoring old radios")}),
+    ("I started painting again.", {(U, "hobby", "painting")}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), HOBBIES)
+def test_hobbies(text: str, expected: set[Triple]) -> None:
+    assert triples(text) == expected
+
+
+def test_what_is_no_hobby() -> None:
+    for text in [
+        "I work on weekends.",
+        "I started looking into therapists.",
+        "I started going to the gym.",
+        "In my free time I love it.",
+    ]:
+        assert all(p != "hobby" for _s, p, _o in triples(text)), text
+
+
+# ---------------------------------------------------------------------- plans and their day
+
+APPOINTMENTS = [
+    ("I have a vet appointment on Thursday.", {("plans", "vet appointment", date(2023, 5, 11))}),
+    ("I've got an interview at Shopify tomorrow.", {("plans", "interview at Shopify", date(2023, 5, 9))}),
+    ("My dentist appointment is on Friday.", {("plans", "dentist appointment", date(2023, 5, 12))}),
+    ("My flight to Boston is on Sunday.", {("plans", "flight to Boston", date(2023, 5, 14))}),
+    ("I have a checkup with Dr. Patel tomorrow.", {("plans", "checkup with Dr. Patel", date(2023, 5, 9))}),
+    ("My checkup was on Friday.", {("attended", "checkup", date(2023, 5, 5))}),
+    ("I'm going to drive to Maine next week to see my grandparents.", {("plans", "drive to Maine", date(2023, 5, 15))}),
+    ("We're going to Lisbon next month to celebrate our anniversary.", {("plans", "go to Lisbon", date(2023, 6, 8))}),
+    ("I'm also hosting a quiz night on Friday.", {("plans", "host a quiz night", date(2023, 5, 12))}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), APPOINTMENTS)
+def test_appointments_and_plans_keep_their_day_and_a_short_object(
+    text: str, expected: set[tuple[str, str, date | None]]
+) -> None:
+    assert dated(text) == expected
+
+
+def test_plan_objects_drop_purpose_and_beneficiary() -> None:
+    assert triples("I plan to bake a pie for my neighbors.") == {(U, "plans", "bake a pie")}
+    assert triples("I want to learn Italian to talk with my in-laws.") == {
+        (U, "goal", "learn Italian")
+    }
+    # what follows the verb itself stays
+    assert triples("I want to learn to play the cello.") == {(U, "goal", "learn to play the cello")}
+    assert triples("I'm planning to go back to work next month.") == {
+        (U, "plans", "go back to work")
+    }
+
+
+def test_an_appointment_without_a_day_is_no_plan() -> None:
+    assert triples("I have a meeting.") == set()
+    assert triples("I have class on Mondays.") == set()
+
+
+def test_a_cancelled_or_dropped_plan_is_a_retracted_plan() -> None:
+    for text, expected in [
+        ("I'm cancelling my trip to Oslo.", {(U, "plans", "trip to Oslo")}),
+        ("We had to cancel our vacation to Crete.", {(U, "plans", "vacation to Crete")}),
+        ("I cancelled my plans to visit Rome.", {(U, "plans", "visit Rome")}),
+        ("I'm not going to Oslo anymore.", {(U, "plans", "go to Oslo")}),
+    ]:
+        assert negations(text) == expected, text
+        assert triples(text) == set(), text
+    assert extract_en("I cancelled my gym membership.", timestamp=TS).facts == []
+
+
+# ----------------------------------------------------------- ages, birthdays, third parties
+
+PEOPLE = [
+    ("My nephew Sam is seven.", {(U, "relative", "Sam"), ("Sam", "age", "7")}),
+    ("Ivy just turned twenty-one.", {("Ivy", "age", "21")}),
+    ("My uncle Ed turns 85 on Sunday.", {(U, "relative", "Ed"), ("Ed", "age", "85")}),
+    ("My neighbour Ruth came over. She's eighty-two.", {("Ruth", "age", "82")}),
+    ("My 6-year-old daughter Mia loves drawing.", {(U, "child", "Mia"), ("Mia", "age", "6"), ("Mia", "likes", "drawing")}),
+    ("My birthday is March 30th.", {(U, "birthday", "March 30th")}),
+    ("My birthday's on the 2nd of May.", {(U, "birthday", "the 2nd of May")}),
+    ("I was born on July 4th.", {(U, "birthday", "July 4th")}),
+    ("Today is my birthday!", {(U, "birthday", "May 8")}),
+    ("My sister Emma is great. Her birthday is on March 3rd.", {(U, "sister", "Emma"), ("Emma", "birthday", "March 3rd")}),
+    ("I'm a student at Rice, studying linguistics.", {(U, "studies_at", "Rice"), (U, "studies", "linguistics")}),
+    ("My roommate Dev is an electrician.", {("Dev", "job", "electrician")}),
+    ("Noor, who I met at the gym, is a pharmacist.", {("Noor", "job", "pharmacist")}),
+    ("Ravi from my choir is a paramedic.", {("Ravi", "job", "paramedic")}),
+    ("Sarah, a nurse from Leeds, lives in York.", {("Sarah", "job", "nurse"), ("Sarah", "from", "Leeds"), ("Sarah", "lives_in", "York")}),
+    ("My sister Ana is a nurse and her husband Leo is a chef.", {(U, "sister", "Ana"), ("Ana", "job", "nurse"), ("Ana", "spouse", "Leo"), ("Leo", "job", "chef")}),
+    ("Lucia got a kitten named Pip.", {("Lucia", "has_pet", "Pip")}),
+    ("Marco and his wife got a puppy named Olive.", {("Marco", "has_pet", "Olive")}),
+    ("Tom's cat Ziggy is nine.", {("Tom", "has_pet", "Ziggy"), ("Ziggy", "age", "9")}),
+    ("I'm an analyst at a fintech startup called Ledgerly.", {(U, "job", "analyst"), (U, "works_at", "Ledgerly")}),
+    ("I joined a small studio called Inkwell.", {(U, "works_at", "Inkwell")}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), PEOPLE)
+def test_ages_birthdays_and_third_parties(text: str, expected: set[Triple]) -> None:
+    assert triples(text) == expected
+
+
+def test_numbers_in_words_that_are_not_ages() -> None:
+    for text in ["We are three.", "I'm one of five kids.", "I'm ten minutes late, sorry."]:
+        assert all(p != "age" for _s, p, _o in triples(text)), text
+
+
+def test_a_club_introduced_by_name_is_no_employer() -> None:
+    assert triples("I joined a choir called Voices.") == set()
+
+
+def test_a_plain_allergy_denial_is_a_negated_allergy() -> None:
+    assert negations("I'm not allergic to dogs.") == {(U, "allergic_to", "dogs")}
+    assert negations("Ben isn't allergic to nuts.") == {("Ben", "allergic_to", "nuts")}
+    assert triples("I'm not allergic to dogs.") == set()
+
+
+# ----------------------------------------------------------- places, outcomes and pet names
+
+OUTINGS = [
+    ("I took my nephew to the aquarium yesterday.", {("visited", "aquarium", date(2023, 5, 7))}),
+    ("We took the kids to Disneyland last week.", {("visited", "Disneyland", date(2023, 5, 1))}),
+    ("We brought the kids to a puppet show on Sunday.", {("attended", "puppet show", date(2023, 5, 7))}),
+    ("I got promoted to lead engineer yesterday!", {("did", "got promoted to lead engineer", date(2023, 5, 7))}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "expected"), OUTINGS)
+def test_outings_are_visits_and_promotions_keep_their_title(
+    text: str, expected: set[tuple[str, str, date | None]]
+) -> None:
+    assert dated(text) == expected
+
+
+def test_a_pet_is_named_when_its_name_is_given_anywhere_in_the_message() -> None:
+    assert triples("We got a kitten. Her name is Clover.") == {(U, "has_pet", "Clover")}
+    assert triples("Meet Biscuit, my new puppy!") == {(U, "has_pet", "Biscuit")}
+    assert triples("I adopted a puppy! We named him Rolo.") == {
+        (U, "has_pet", "Rolo"),
+        (U, "did", "adopted a puppy"),
+    }
+    assert triples("My sister has a baby. Her name is Ava.") == set()  # no pet to name
+
+
+# ------------------------------------------------------- opinions of others, chat clutter
+
+NOT_THE_SPEAKERS = [
+    "Plenty of people say Rome is overrated, do you agree?",
+    "Everyone thinks kale is gross.",
+    "Sushi is overrated, don't you think?",
+    "Sounds like a great plan!",
+    "Looks like fun!",
+    "Feels like forever since we talked.",
+    "Being organized helps a lot.",
+    "Hiking opened up a whole new world for me.",
+    "Unconditional support is so important.",
+    "I'm planning a few.",
+    "I'd love to check them out.",
+    "I'd love to see another photo of yours!",
+    "I want to keep going and make it happen.",
+    "I love the colors in this one!",
+    "I love it when they are happy.",
+    "I learned a lot.",
+    "I'm off to bake some cookies, talk soon!",
+]
+
+
+@pytest.mark.parametrize("text", NOT_THE_SPEAKERS)
+def test_reported_opinions_reactions_and_idioms_give_nothing(text: str) -> None:
+    assert extract_en(text, timestamp=TS).facts == []
+
+
+CLUTTERED = [
+    "Painting portraits and still life is my favorite!",
+    "I started playing the cello about three years ago.",
+    "I made some cookies recently.",
+    "I love hiking in the mountains and exploring forests.",
+    "I'm a big fan of classical composers like Bach and Handel.",
+    "We went camping a few weeks ago and had a blast exploring the woods.",
+    "I want to find a good spot and take the dogs there sometime.",
+    "I'm going to order some pizza for tonight.",
+    "I'm relaxing and recharging this weekend with a long walk.",
+    "I tried my hand at pottery and learned a ton.",
+    "I love the outdoors and all the fresh air.",
+]
+#: Words a clean object neither ends with (it was cut mid-way) nor contains (it refers
+#: back to something, or it is a clause).
+DANGLING = {"and", "or", "to", "for", "of", "with", "at", "in", "on", "about", "a", "an", "the"}
+REFERRING = {"it", "them", "this", "that", "these", "those", "they", "you", "we", "I"}
+
+
+def test_objects_from_chat_are_clean_phrases() -> None:
+    for text in CLUTTERED:
+        for fact in extract_en(text, timestamp=TS).facts:
+            words = fact.object.split()
+            assert words[-1].casefold() not in DANGLING, (text, fact)
+            assert not REFERRING & set(words), (text, fact)
+            assert not {"recently", "sometime", "there"} & set(words), (text, fact)
+
+
+def test_cluttered_chat_still_gives_its_facts() -> None:
+    assert triples("I started playing the cello about three years ago.") == {
+        (U, "hobby", "playing the cello")
+    }
+    assert triples("I made some cookies recently.") == {(U, "did", "made some cookies")}
+    assert triples("I'm relaxing and recharging this weekend with a long walk.") == {
+        (U, "plans", "relax and recharge")
+    }
+    assert triples("I love the outdoors.") == {(U, "likes", "outdoors")}
