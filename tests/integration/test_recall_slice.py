@@ -19,10 +19,12 @@ from memstrata.bench.memorybank import run_memorybank
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-#: recall@5, categories 1-4, LoCoMo dev conv-26 (150 questions; measured 0.637).
+#: recall@5, categories 1-4, LoCoMo dev conv-26 (150 questions; measured 0.621 with fact
+#: extraction on, the default, and 0.622 without).
 LOCOMO_CONV26_FLOOR = 0.60
-#: recall@5, MemoryBank dev, Chinese, all 9 users (63 questions; measured 0.947).
-MEMORYBANK_ZH_FLOOR = 0.91
+#: recall@5, MemoryBank dev, Chinese, all 9 users (63 questions; measured 0.963 with fact
+#: extraction, 0.942 without): the floor guards the facts' contribution too.
+MEMORYBANK_ZH_FLOOR = 0.93
 
 
 def _data(relative: str) -> Path:
