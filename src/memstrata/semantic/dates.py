@@ -43,7 +43,7 @@ from typing import Any, Literal
 
 from .types import ResolvedDate
 
-__all__ = ["Preference", "find_date_spans", "find_dates", "resolve_date"]
+__all__ = ["Preference", "chinese_number", "find_date_spans", "find_dates", "resolve_date"]
 
 #: Which way an ambiguous weekday ("on Friday", ``周五``) points: the most recent one
 #: (``"past"``), the next one (``"future"``), or ``None`` (English: dateparser's default,
@@ -195,7 +195,7 @@ _ZH_REWRITES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def _chinese_number(text: str) -> int | None:
+def chinese_number(text: str) -> int | None:
     """``"三"`` → 3, ``"十二"`` → 12, ``"二十"`` → 20, ``"一百零五"`` → 105,
     ``"二〇二三"`` → 2023 (digit by digit), ``"15"`` → 15; ``None`` if unreadable."""
     text = text.translate(_FULLWIDTH_DIGITS)
@@ -229,7 +229,7 @@ def _digits_for_numerals(phrase: str) -> str:
     """Every run of Chinese numerals (or full-width digits) in ``phrase`` as ASCII digits."""
 
     def repl(m: re.Match[str]) -> str:
-        value = _chinese_number(m.group(0))
+        value = chinese_number(m.group(0))
         return m.group(0) if value is None else str(value)
 
     return _ZH_NUMBER.sub(repl, phrase)

@@ -15,6 +15,7 @@ import re
 import threading
 from typing import Any
 
+from ..dates import chinese_number
 from .lexicon import (
     ANIMALS,
     COMPANIES,
@@ -343,26 +344,9 @@ def is_language(text: str) -> bool:
     )
 
 
-_CN_DIGIT = {ch: i for i, ch in enumerate("零一二三四五六七八九")} | {"两": 2}
-
-
 def number(text: str) -> int | None:
     """``28`` / ``二十八`` / ``十八`` / ``一百零二`` → the integer (``None`` if unreadable)."""
-    if text.isdigit():
-        return int(text)
-    total, current = 0, 0
-    for ch in text:
-        if ch in _CN_DIGIT:
-            current = _CN_DIGIT[ch]
-        elif ch == "十":
-            total += (current or 1) * 10
-            current = 0
-        elif ch == "百":
-            total += (current or 1) * 100
-            current = 0
-        else:
-            return None
-    return total + current
+    return chinese_number(text)
 
 
 _PET_NAME_TAGS = frozenset({"n", "nr", "nrt", "nrfg", "nz", "ng", "nl", "x", "j", "eng"})
