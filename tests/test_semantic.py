@@ -261,6 +261,7 @@ def test_async_memory_has_the_semantic_api(db_path: Path) -> None:
             near = await am.neighbors("Maria", user_id="u1")
             assert "Rome" in {n["entity"].name for n in near["neighbors"]}
             await am.learn_from_feedback(user_id="u1", action="opera tickets", feedback="-1")
+            assert await am.extract_facts(user_id="u1") == 0  # all mined already
             return await am.profile(user_id="u1")
 
     profile = anyio.run(main)

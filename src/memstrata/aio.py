@@ -62,6 +62,7 @@ class AsyncMemory:
     neighbors: Callable[..., Any] = _threaded(Memory.neighbors)
     profile: Callable[..., Any] = _threaded(Memory.profile)
     learn_from_feedback: Callable[..., Any] = _threaded(Memory.learn_from_feedback)
+    extract_facts: Callable[..., Any] = _threaded(Memory.extract_facts)
 
     async def export(self, *, user_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """All export rows (see :meth:`Memory.export`), collected in a worker thread."""
