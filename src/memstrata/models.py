@@ -316,9 +316,11 @@ class Hit(_Model):
         score: final score in [0, 1], higher is better.
         scores: the breakdown: ``vector`` (cosine similarity), ``keyword`` (BM25),
             ``vector_norm`` and ``keyword_norm`` (the same on [0, 1], as fused),
-            ``context`` (best neighbouring turn's relevance), ``relevance`` (fused,
-            [0, 1]), ``importance``, ``recency``, ``access`` and ``final``; a signal that
-            did not find the record is absent.
+            ``context`` (best neighbouring turn's relevance), ``fact_key`` (the cosine
+            of the record's best current fact when that beat its own), ``outdated`` (1
+            when it was ranked down as no longer true), ``relevance`` (fused, [0, 1]),
+            ``importance``, ``recency``, ``access`` and ``final``; a signal that did not
+            find the record is absent.
     """
 
     memory: MemoryRecord
