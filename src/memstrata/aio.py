@@ -63,6 +63,11 @@ class AsyncMemory:
     profile: Callable[..., Any] = _threaded(Memory.profile)
     learn_from_feedback: Callable[..., Any] = _threaded(Memory.learn_from_feedback)
     extract_facts: Callable[..., Any] = _threaded(Memory.extract_facts)
+    record_outcome: Callable[..., Any] = _threaded(Memory.record_outcome)
+    outcomes: Callable[..., Any] = _threaded(Memory.outcomes)
+    strategies: Callable[..., Any] = _threaded(Memory.strategies)
+    should_avoid: Callable[..., Any] = _threaded(Memory.should_avoid)
+    reflect: Callable[..., Any] = _threaded(Memory.reflect)
 
     async def export(self, *, user_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """All export rows (see :meth:`Memory.export`), collected in a worker thread."""

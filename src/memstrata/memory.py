@@ -30,6 +30,7 @@ from .models import (
     content_hash,
     new_id,
 )
+from .procedural import ProceduralAPI
 from .retrieval.filters import parse_filter
 from .retrieval.search import Scope, Searcher, SearchRequest, scope_where
 from .semantic.api import SemanticAPI
@@ -44,7 +45,7 @@ MessageInput = str | Message | dict[str, Any]
 Progress = Callable[[int, int], None]  # (done, total)
 
 
-class Memory(SemanticAPI):
+class Memory(SemanticAPI, ProceduralAPI):
     """Long-term memory over one store.
 
     Args:

@@ -12,7 +12,7 @@ on stderr and exit code 2 (usage error) or 1 (runtime error), never a traceback.
 
 from __future__ import annotations
 
-from . import memory_commands, semantic_commands  # noqa: F401  (importing registers commands)
+from . import memory_commands, procedural_commands, semantic_commands  # noqa: F401
 from ._common import app
 from .bench import bench_app
 
