@@ -76,6 +76,11 @@ class AsyncMemory:
     async def import_rows(self, rows: Iterable[dict[str, Any]]) -> int:
         return await anyio.to_thread.run_sync(lambda: self.sync.import_rows(rows))
 
+    async def working(self, **kwargs: Any) -> Any:
+        """The session's :class:`~memstrata.working.WorkingMemory` (a sync object; its
+        calls are quick, or run them in a thread)."""
+        return await anyio.to_thread.run_sync(lambda: self.sync.working(**kwargs))
+
     async def aclose(self) -> None:
         """Close the store (``await mem.close()`` works too)."""
         await anyio.to_thread.run_sync(self.sync.close)

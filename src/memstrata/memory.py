@@ -38,6 +38,7 @@ from .semantic.extractors import get_extractor
 from .semantic.service import SemanticLayer
 from .semantic.types import ExtractedFact, Extractor
 from .store.sqlite import SQLiteStore, parse_db_url
+from .working import SQLiteSessionStore, WorkingMemory, working
 
 __all__ = ["Memory", "MessageInput", "Progress"]
 
@@ -410,7 +411,10 @@ class Memory(SemanticAPI, ProceduralAPI):
                 )
             return len(gone)
 
-        return self.store.transact(write)
+        removed = self.store.transact(write)
+        if whole_user:  # the user's working-memory windows go too
+            SQLiteSessionStore(self.store).delete_user(user_id)
+        return removed
 
     # -- read --------------------------------------------------------------------------
 
@@ -652,6 +656,13 @@ class Memory(SemanticAPI, ProceduralAPI):
             if progress:
                 progress(min(start + batch_size, len(todo)), len(todo))
         return added
+
+    def working(self, **kwargs: Any) -> WorkingMemory:
+        """The working memory (token-budgeted live window) of one session; see
+        :func:`memstrata.working.working` for the arguments (``session_id``,
+        ``user_id``, ``budget_tokens``…). The window persists in the store and resumes
+        exactly in a new process."""
+        return working(self, **kwargs)
 
     def export(self, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Yield JSON-ready rows: a ``header``, then ``memory`` rows, then ``history`` rows.

@@ -143,6 +143,35 @@ MIGRATIONS: list[list[str]] = [
         ) WITHOUT ROWID""",
         """CREATE INDEX fact_sources_source ON fact_sources (user_id, source_id)""",
     ],
+    # 4: working memory (working.py): one row per session window and its messages in
+    # window order. agent_key is the agent id or '' (primary keys cannot hold NULL).
+    [
+        """CREATE TABLE working_sessions (
+            user_id TEXT NOT NULL,
+            agent_key TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            budget_tokens INTEGER NOT NULL,
+            encoding TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            summary_rounds INTEGER NOT NULL,
+            evicted_count INTEGER NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (user_id, agent_key, session_id)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE working_messages (
+            user_id TEXT NOT NULL,
+            agent_key TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            id TEXT NOT NULL,
+            role TEXT NOT NULL,
+            content TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            pinned INTEGER NOT NULL,
+            archived_id TEXT,
+            PRIMARY KEY (user_id, agent_key, session_id, seq)
+        ) WITHOUT ROWID""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
