@@ -12,6 +12,7 @@ from typing import Any, Literal
 from . import _validate as v
 from . import transfer
 from .config import RetrievalConfig, default_db_path
+from .context import ContextAPI
 from .embed import get_embedder
 from .embed.base import Embedder
 from .errors import (
@@ -46,7 +47,7 @@ MessageInput = str | Message | dict[str, Any]
 Progress = Callable[[int, int], None]  # (done, total)
 
 
-class Memory(SemanticAPI, ProceduralAPI):
+class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
     """Long-term memory over one store.
 
     Args:

@@ -12,7 +12,12 @@ on stderr and exit code 2 (usage error) or 1 (runtime error), never a traceback.
 
 from __future__ import annotations
 
-from . import memory_commands, procedural_commands, semantic_commands  # noqa: F401
+from . import (  # noqa: F401  (importing registers the commands)
+    context_commands,
+    memory_commands,
+    procedural_commands,
+    semantic_commands,
+)
 from ._common import app
 from .bench import bench_app
 
