@@ -398,3 +398,15 @@ def test_extract_facts_mines_messages_stored_without_extraction(db_path: Path, c
         pytest.raises(ValidationError, match="extractor"),
     ):
         off.extract_facts()
+
+
+def test_a_late_arriving_older_fact_is_stored_closed(mem: Memory) -> None:
+    mem.add("I live in Porto.", user_id="u1", timestamp=T2)
+    mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)  # said earlier, arrives later
+    assert current(mem, "u1", SELF)["lives_in"] == "Porto"
+    lisbon = next(f for f in mem.facts(user_id="u1", include_history=True) if f.object == "Lisbon")
+    assert lisbon.valid_to == T2
+    record = mem.get(lisbon.memory_id)
+    assert record.superseded_by is not None and record.valid_to == T2
+    hits = mem.search("user lives", user_id="u1", kinds=["semantic"])
+    assert [h.content for h in hits] == ["The user lives in Porto"]

@@ -172,34 +172,28 @@ class SemanticLayer:
                 self.graph, c, p.turn.user_id, p.facts, source_id=p.turn.id,
                 speaker=p.turn.speaker, observed_at=p.turn.occurred_at or now, now=now,
             )  # fmt: skip
-            record_of: dict[str, str] = {}
+            records: dict[str, MemoryRecord] = {}  # fact id → its new sentence record
             for fact in result.added:
                 draft = p.drafts.get(_key(fact.predicate, fact.object))
                 if draft is None:
                     continue
-                superseded_by = None
-                if fact.superseded_by is not None:  # a late-arriving, already closed fact
-                    newer = self.graph.fact(c, fact.superseded_by)
-                    superseded_by = newer.memory_id if newer is not None else None
-                rec = draft.model_copy(
-                    update={
-                        "valid_from": fact.valid_from,
-                        "valid_to": fact.valid_to,
-                        "superseded_by": superseded_by,
-                    }
-                )
+                rec = draft.model_copy(update={"valid_from": fact.valid_from})
                 if self.store.insert(c, rec, terms[rec.id], vectors[rec.id]) is not None:
                     self.graph.set_memory_id(c, fact.id, rec.id)
-                    record_of[fact.id] = rec.id
+                    records[fact.id] = rec
+                    # A late-arriving old fact is already closed: its record says so.
+                    self.sync_record(
+                        c, fact.model_copy(update={"memory_id": rec.id}), retracted_by=None, now=now
+                    )
                 added_all.append(fact)
             for old, newer_fact in result.closed:
-                replacement = record_of.get(newer_fact.id) if newer_fact is not None else None
                 before = self.sync_record(c, old, retracted_by=p.turn.id, now=now)
-                if before is not None and before.superseded_by is None:
+                if before is not None and before.superseded_by is None:  # it was current
+                    after = records.get(newer_fact.id) if newer_fact is not None else None
                     self.store.add_history(
                         c, before.id, before.user_id,
-                        "SUPERSEDE" if replacement else "RETRACT",
-                        before, self._record_or_turn(replacement, p), now,
+                        "SUPERSEDE" if newer_fact is not None else "RETRACT",
+                        before, after or p.turn, now,
                     )  # fmt: skip
             for fact in result.reinforced:
                 if fact.memory_id is not None:
@@ -254,11 +248,3 @@ class SemanticLayer:
             for rid in records:
                 self.store.add_history(c, rid, user_id, "DELETE", None, None, now)
         return records
-
-    @staticmethod
-    def _record_or_turn(replacement: str | None, p: Pending) -> MemoryRecord:
-        if replacement is not None:
-            for d in p.drafts.values():
-                if d.id == replacement:
-                    return d
-        return p.turn
