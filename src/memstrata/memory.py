@@ -374,7 +374,8 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
     ) -> int:
         """Delete every memory in a scope from records, vectors and keyword index.
 
-        With only ``user_id``, the user's history goes too (nothing of the user remains).
+        With only ``user_id``, the user's history, knowledge graph and working-memory
+        windows go too, in the same transaction (nothing of the user remains).
         With a narrower scope, each deleted memory gets a ``DELETE`` history event.
 
         Returns:
@@ -403,6 +404,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
                 # let other processes' vector caches mistake new vectors for old ones.
                 self.store.delete_user_history(c, user_id)
                 self.semantic.graph.delete_user(c, user_id)
+                SQLiteSessionStore(self.store).delete_user(user_id, c)
             else:
                 for _rowid, mid, uid in gone:
                     self.store.add_history(c, mid, uid, "DELETE", None, None, now)
@@ -412,10 +414,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
                 )
             return len(gone)
 
-        removed = self.store.transact(write)
-        if whole_user:  # the user's working-memory windows go too
-            SQLiteSessionStore(self.store).delete_user(user_id)
-        return removed
+        return self.store.transact(write)
 
     # -- read --------------------------------------------------------------------------
 

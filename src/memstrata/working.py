@@ -272,14 +272,15 @@ class SQLiteSessionStore:
 
         return self.conn.transact(run)
 
-    def delete_user(self, user_id: str) -> int:
-        """Forget every window of one user (for ``Memory.delete_all``); how many there were."""
+    def delete_user(self, user_id: str, c: sqlite3.Connection | None = None) -> int:
+        """Forget every window of one user; how many there were. ``c``: an open write
+        transaction to do it in (``Memory.delete_all`` removes a user in one)."""
 
         def run(c: sqlite3.Connection) -> int:
             c.execute("DELETE FROM working_messages WHERE user_id = ?", (user_id,))
             return c.execute("DELETE FROM working_sessions WHERE user_id = ?", (user_id,)).rowcount
 
-        return self.conn.transact(run)
+        return run(c) if c is not None else self.conn.transact(run)
 
 
 # -- extractive summariser ---------------------------------------------------------------
