@@ -36,7 +36,7 @@ from .retrieval.filters import parse_filter
 from .retrieval.search import Scope, Searcher, SearchRequest, scope_where
 from .semantic.api import SemanticAPI
 from .semantic.extractors import get_extractor
-from .semantic.service import SemanticLayer
+from .semantic.service import Pending, SemanticLayer
 from .semantic.types import ExtractedFact, Extractor
 from .store.sqlite import SQLiteStore, parse_db_url
 from .working import SQLiteSessionStore, WorkingMemory, working
@@ -232,12 +232,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         # at the later time (which reopens a fact retracted in between).
         restated, given = self._restatements(records, existing, facts or {})
         pending = self.semantic.prepare([*new, *restated], now, given)
-        drafts = [d for p in pending for d in p.drafts.values()]
-        # One embedding batch for the messages and the sentences of their facts.
-        vectors = embed_records(self.embedder, [*new, *drafts])
-        vec_of = {r.id: vec for r, vec in zip([*new, *drafts], vectors, strict=True)}
-        extra = {p.turn.id: p.keyword_text() for p in pending}
-        terms = {r.id: keyword_terms(r, extra.get(r.id, "")) for r in [*new, *drafts]}
+        vec_of, terms = self._index(new, pending)
 
         def write(c: sqlite3.Connection) -> dict[str, MemoryRecord]:
             stored: dict[str, MemoryRecord] = {}
@@ -257,6 +252,21 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         stored = self.store.transact(write)
         by_hash = {**existing, **stored}
         return [by_hash[r.content_hash] for r in records]
+
+    def _index(
+        self, records: builtins.list[MemoryRecord], pending: Sequence[Pending]
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """Vectors and keyword terms, by record id, for ``records`` and the sentence
+        records drafted in ``pending``: one embedding batch for all; a message's terms
+        include its facts' sentences."""
+        drafts = [d for p in pending for d in p.drafts.values()]
+        both = [*records, *drafts]
+        vectors = embed_records(self.embedder, both)
+        extra = {p.turn.id: p.keyword_text() for p in pending}
+        return (
+            {r.id: vec for r, vec in zip(both, vectors, strict=True)},
+            {r.id: keyword_terms(r, extra.get(r.id, "")) for r in both},
+        )
 
     @staticmethod
     def _restatements(
@@ -325,11 +335,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
                 )
         now = changes["updated_at"]
         pending = self.semantic.prepare([new], now) if content is not None else []
-        drafts = [d for p in pending for d in p.drafts.values()]
-        vectors = embed_records(self.embedder, [new, *drafts]) if content is not None else []
-        vec_of = {r.id: vec for r, vec in zip([new, *drafts], vectors, strict=False)}
-        extra = pending[0].keyword_text() if pending else ""
-        terms = {r.id: keyword_terms(r, extra if r.id == new.id else "") for r in [new, *drafts]}
+        vec_of, terms = self._index([new], pending) if content is not None else ({}, {})
 
         def write(c: sqlite3.Connection) -> None:
             if content is not None:
@@ -636,11 +642,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
             turns = [by_id[i] for i in ids if i in by_id]
             now = self.now()
             pending = self.semantic.prepare(turns, now)
-            drafts = [d for p in pending for d in p.drafts.values()]
-            vec_of = dict(
-                zip([d.id for d in drafts], embed_records(self.embedder, drafts), strict=True)
-            )
-            terms = {d.id: keyword_terms(d) for d in drafts}
+            vec_of, terms = self._index([], pending)  # the messages keep their vectors
 
             def write(
                 c: sqlite3.Connection, pending=pending, vec_of=vec_of, terms=terms, now=now
