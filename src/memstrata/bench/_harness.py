@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,37 @@ def timed_extractor(name: str | None) -> TimedExtractor | None:
 
     inner = get_extractor(name)
     return TimedExtractor(inner) if inner is not None else None
+
+
+@dataclass
+class BenchRun:
+    """What a benchmark runner works with (see :func:`bench_run`)."""
+
+    workdir: Path
+    embedder: TimedEmbedder  # what Memory gets (cached, timed)
+    model: TimedEmbedder  # the bare model behind the cache, timed
+    bar: Progress
+    extractor: TimedExtractor | None
+    recorder: Recorder
+
+
+@contextlib.contextmanager
+def bench_run(
+    workdir: str | os.PathLike[str] | None,
+    embedder: Embedder | str,
+    cache: CachePath,
+    show_progress: bool,
+    extractor: str | None,
+) -> Iterator[BenchRun]:
+    """The scratch directory, the timed (and cached) embedder, the progress display, the
+    timed fact extractor and the latency recorder every benchmark runner uses."""
+    with (
+        workspace(workdir) as wd,
+        open_embedder(embedder, cache) as (outer, model),
+        make_progress(show_progress) as bar,
+    ):
+        timed = timed_extractor(extractor)
+        yield BenchRun(wd, outer, model, bar, timed, Recorder(outer, model, timed))
 
 
 @contextlib.contextmanager

@@ -88,13 +88,14 @@ def run_context_bench(
     plan = _plan(samples, max_questions, counts)
     details: list[dict[str, Any]] = []
     build_ms: list[float] = []
-    with (
-        _harness.workspace(workdir) as wd,
-        _harness.open_embedder(embedder, cache) as (outer, model),
-        _harness.make_progress(show_progress) as bar,
-    ):
-        timed = _harness.timed_extractor(extractor)
-        recorder = _harness.Recorder(outer, model, timed)
+    with _harness.bench_run(workdir, embedder, cache, show_progress, extractor) as run:
+        wd, outer, bar, timed, recorder = (
+            run.workdir,
+            run.embedder,
+            run.bar,
+            run.extractor,
+            run.recorder,
+        )
         turns_total = sum(len(turns) for _, sessions, _ in plan for *_, turns in sessions)
         ingest = bar.add_task("ingest", total=turns_total, note="")
         asking = bar.add_task("contexts", total=sum(len(q) for *_, q in plan), note="")

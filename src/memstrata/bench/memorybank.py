@@ -287,13 +287,14 @@ def run_memorybank(
     counts: dict[str, Any] = {"skipped_no_evidence": [], "unrecoverable_evidence": []}
     by_user = _questions(load_gold(gold_path, lang), bank, counts)
     details: list[dict[str, Any]] = []
-    with (
-        _harness.workspace(workdir) as wd,
-        _harness.open_embedder(embedder, cache) as (outer, model),
-        _harness.make_progress(show_progress) as bar,
-    ):
-        timed = _harness.timed_extractor(extractor)
-        recorder = _harness.Recorder(outer, model, timed)
+    with _harness.bench_run(workdir, embedder, cache, show_progress, extractor) as run:
+        wd, outer, bar, timed, recorder = (
+            run.workdir,
+            run.embedder,
+            run.bar,
+            run.extractor,
+            run.recorder,
+        )
         users = [(key, pair_messages(bank[key], lang)) for key in by_user]
         ingest = bar.add_task("ingest", total=sum(len(m) for _, m in users), note="")
         asking = bar.add_task("questions", total=sum(map(len, by_user.values())), note="")
