@@ -351,6 +351,12 @@ class DictStore:
     def delete(self, user_id: str, session_id: str, agent_id: str | None) -> bool:
         return self.saved.pop((user_id, session_id, agent_id), None) is not None
 
+    def delete_user(self, user_id: str) -> int:
+        keys = [k for k in self.saved if k[0] == user_id]
+        for k in keys:
+            del self.saved[k]
+        return len(keys)
+
 
 def test_a_custom_session_store(mem: Memory) -> None:
     store = DictStore()

@@ -39,7 +39,14 @@ from .semantic.extractors import get_extractor
 from .semantic.service import Pending, SemanticLayer
 from .semantic.types import ExtractedFact, Extractor
 from .store.sqlite import SQLiteStore, parse_db_url
-from .working import SQLiteSessionStore, WorkingMemory, working
+from .summarizers import Summarizer, get_summarizer
+from .working import (
+    SessionStore,
+    SQLiteSessionStore,
+    WorkingMemory,
+    get_session_store,
+    working,
+)
 
 __all__ = ["Memory", "MessageInput", "Progress"]
 
@@ -68,6 +75,13 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
             OpenAI-compatible endpoint in the ``MEMSTRATA_LLM_*`` settings, rules as
             fallback), an :class:`~memstrata.semantic.Extractor`, or ``None`` / ``"none"``
             to store messages without extracting facts.
+        summarizer: how working memory folds evicted turns and how session summaries are
+            written: ``"auto"`` (default: LLM-written when ``extractor`` is the LLM one,
+            else extractive and offline), ``"extractive"``, ``"llm"``, or a
+            :class:`~memstrata.summarizers.Summarizer`.
+        sessions: where working-memory windows persist: ``None`` / ``"sqlite"``
+            (default: this store's own file), a ``redis://`` URL (several processes or
+            hosts share windows), or a :class:`~memstrata.working.SessionStore`.
 
     Raises:
         StoreCorruptError: the file is not a healthy database ("database corrupt: <path>").
@@ -84,6 +98,8 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         check_embedder: bool = True,
         read_only: bool | None = None,
         extractor: Extractor | str | None = "rules",
+        summarizer: Summarizer | str | None = "auto",
+        sessions: SessionStore | str | None = None,
     ) -> None:
         self.path = parse_db_url(path if path is not None else default_db_path())
         self.embedder = get_embedder(embedder)
@@ -95,7 +111,14 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         except BaseException:
             self.store.close()
             raise
-        self.semantic = SemanticLayer(self.store, get_extractor(extractor))
+        try:
+            extractor_ = get_extractor(extractor)
+            self.summarizer: Summarizer = get_summarizer(summarizer, extractor=extractor_)
+            self.sessions: SessionStore = get_session_store(sessions, self.store)
+        except BaseException:
+            self.store.close()
+            raise
+        self.semantic = SemanticLayer(self.store, extractor_)
         self._searcher = Searcher(self.store, self.embedder, self.retrieval)
 
     # -- model bookkeeping -------------------------------------------------------------
@@ -410,7 +433,8 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
                 # let other processes' vector caches mistake new vectors for old ones.
                 self.store.delete_user_history(c, user_id)
                 self.semantic.graph.delete_user(c, user_id)
-                SQLiteSessionStore(self.store).delete_user(user_id, c)
+                if isinstance(self.sessions, SQLiteSessionStore):
+                    self.sessions.delete_user(user_id, c)
             else:
                 for _rowid, mid, uid in gone:
                     self.store.add_history(c, mid, uid, "DELETE", None, None, now)
@@ -420,7 +444,10 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
                 )
             return len(gone)
 
-        return self.store.transact(write)
+        removed = self.store.transact(write)
+        if whole_user and not isinstance(self.sessions, SQLiteSessionStore):
+            self.sessions.delete_user(user_id)  # another server: after the store's commit
+        return removed
 
     # -- read --------------------------------------------------------------------------
 

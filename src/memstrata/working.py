@@ -57,6 +57,7 @@ __all__ = [
     "WindowState",
     "WorkingMemory",
     "WorkingMessage",
+    "get_session_store",
     "summarize",
     "working",
 ]
@@ -190,6 +191,10 @@ class SessionStore(Protocol):
 
     def delete(self, user_id: str, session_id: str, agent_id: str | None) -> bool:
         """Forget the window of this scope; ``True`` when one existed."""
+        ...
+
+    def delete_user(self, user_id: str) -> int:
+        """Forget every window of one user; how many there were."""
         ...
 
 
@@ -770,7 +775,8 @@ class WorkingMemory:
         if target < _MIN_SUMMARY_TOKENS:
             return "", 1 if summary else 0
         new_lines = [f"{m.role}: {m.content}" for m in evicted]
-        fresh = summarize(new_lines, target, self.counter) if new_lines else ""
+        summarizer = self._mem.summarizer
+        fresh = summarizer.summarize(new_lines, target, self.counter) if new_lines else ""
         if summary and fresh:  # a sentence already in the summary is not repeated
             known = set(summary.split("\n"))
             fresh = "\n".join(line for line in fresh.split("\n") if line not in known)
@@ -779,9 +785,11 @@ class WorkingMemory:
             return joined, 0
         # Over its share: summarise the old summary and the new lines together, giving
         # the new lines at least half the room so recent detail is not crowded out.
-        fresh_part = summarize(new_lines, target // 2, self.counter) if new_lines else ""
+        fresh_part = summarizer.summarize(new_lines, target // 2, self.counter) if new_lines else ""
         rest = target - (self.counter.count(fresh_part) + 1 if fresh_part else 0)
-        old_part = summarize(summary.split("\n"), max(rest, 0), self.counter) if summary else ""
+        old_part = (
+            summarizer.summarize(summary.split("\n"), max(rest, 0), self.counter) if summary else ""
+        )
         merged = f"{old_part}\n{fresh_part}" if old_part and fresh_part else old_part or fresh_part
         if self.counter.count(merged) > target:
             merged = self.counter.truncate(merged, target)
@@ -789,6 +797,33 @@ class WorkingMemory:
 
     def _save(self) -> None:
         self._store.save(self._state)
+
+
+def get_session_store(spec: SessionStore | str | None, conn: SQLiteConnection) -> SessionStore:
+    """Resolve ``Memory(sessions=...)``.
+
+    Args:
+        spec: ``None`` or ``"sqlite"`` → :class:`SQLiteSessionStore` over ``conn`` (the
+            memory's own file); a ``redis://`` or ``rediss://`` URL →
+            :class:`memstrata.redis_sessions.RedisSessionStore` (needs the ``redis``
+            extra); a :class:`SessionStore` is used as is.
+        conn: the memory's store.
+
+    Raises:
+        ValidationError: an unknown name or URL scheme, or an object that is not a
+            session store (field ``"sessions"``).
+    """
+    if spec is None or spec == "sqlite":
+        return SQLiteSessionStore(conn)
+    if isinstance(spec, str):
+        if spec.startswith(("redis://", "rediss://", "unix://")):
+            from .redis_sessions import RedisSessionStore
+
+            return RedisSessionStore(spec)
+        raise ValidationError("sessions", f"expected 'sqlite' or a redis:// URL, got {spec!r}")
+    if not isinstance(spec, SessionStore):
+        raise ValidationError("sessions", f"expected a SessionStore, got {type(spec).__name__}")
+    return spec
 
 
 def working(
@@ -813,8 +848,8 @@ def working(
         agent_id: optional narrower scope.
         counter: the tokenizer (anything :func:`memstrata.tokens.get_token_counter`
             accepts; default ``"o200k_base"``).
-        store: where the window persists; default :class:`SQLiteSessionStore` over
-            ``mem.store``.
+        store: where the window persists; default ``mem.sessions`` (the memory's session
+            store: its own SQLite file unless configured otherwise).
 
     Returns:
         The window: a saved one for this scope resumes exactly (messages, pins, summary,
@@ -831,7 +866,7 @@ def working(
     budget = _budget(budget_tokens)
     tok = get_token_counter(counter)
     if store is None:
-        store = SQLiteSessionStore(mem.store)
+        store = mem.sessions
     elif not isinstance(store, SessionStore):
         raise ValidationError("store", f"expected a SessionStore, got {type(store).__name__}")
     state = store.load(user_id, session_id, agent_id)
