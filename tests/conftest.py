@@ -13,7 +13,9 @@ Two guards apply to every test:
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -175,3 +177,85 @@ def make_counting() -> type[CountingEmbedder]:
 def counting() -> CountingEmbedder:
     """A counting wrapper around the default hashing embedder."""
     return CountingEmbedder()
+
+
+# -- session backends ------------------------------------------------------------------
+
+#: The real Redis the suite runs against (``.ci/run`` starts it when it is not running);
+#: ``MEMSTRATA_TEST_REDIS_URL`` points the suite at another one.
+REDIS_URL = os.environ.get("MEMSTRATA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+
+@pytest.fixture(scope="session")
+def _redis_down() -> str | None:
+    """``None`` when Redis answers at :data:`REDIS_URL`, else why it does not."""
+    try:
+        import redis
+    except ImportError:
+        return "the redis package is not installed (pip install 'memstrata[redis]')"
+    client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        return f"Redis is not running at {REDIS_URL} ({exc})"
+    finally:
+        client.close()
+    return None
+
+
+@pytest.fixture
+def redis_url(_redis_down: str | None) -> Iterator[str]:
+    """The real Redis's URL with a key prefix of this test's own
+    (``...?prefix=memstrata-test-<hex>``); every key under it is deleted afterwards.
+
+    Skips when Redis is not running, unless ``MEMSTRATA_REQUIRE_REDIS=1`` (set by
+    ``.ci/run``), which makes it fail instead.
+    """
+    if _redis_down is not None:
+        if os.environ.get("MEMSTRATA_REQUIRE_REDIS") == "1":
+            pytest.fail(f"{_redis_down}; MEMSTRATA_REQUIRE_REDIS=1 requires it")
+        pytest.skip(_redis_down)
+    import redis
+
+    prefix = f"memstrata-test-{uuid.uuid4().hex}"
+    yield f"{REDIS_URL}?prefix={prefix}"
+    client = redis.Redis.from_url(REDIS_URL)
+    try:
+        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def sessions(request: pytest.FixtureRequest) -> str:
+    """Each working-memory session backend in turn, as ``Memory(sessions=...)`` takes
+    it: ``"sqlite"`` (the store's own file), then a :func:`redis_url`."""
+    if request.param == "sqlite":
+        return "sqlite"
+    url: str = request.getfixturevalue("redis_url")
+    return url
+
+
+def _close(memory: Memory) -> None:
+    memory.close()
+    close = getattr(memory.sessions, "close", None)
+    if close is not None:
+        close()
+
+
+@pytest.fixture
+def wmem(db_path: Path, clock: FakeClock, sessions: str) -> Iterator[Memory]:
+    """Like :func:`mem`, with working-memory windows on each session backend in turn."""
+    memory = Memory(db_path, embedder="hashing", clock=clock, extractor=None, sessions=sessions)
+    yield memory
+    _close(memory)
+
+
+@pytest.fixture
+def wsmem(db_path: Path, clock: FakeClock, sessions: str) -> Iterator[Memory]:
+    """Like :func:`smem`, with working-memory windows on each session backend in turn."""
+    memory = Memory(db_path, embedder="hashing", clock=clock, sessions=sessions)
+    yield memory
+    _close(memory)

@@ -42,6 +42,7 @@ EXPECTED_EXPORTS = {
     "NotFoundError",
     "RetrievalConfig",
     "ScopeRequiredError",
+    "SessionEnd",
     "StoreBusyError",
     "StoreCorruptError",
     "StoreError",

@@ -74,11 +74,12 @@ def test_export_rows_have_a_header_memories_and_history(source: Memory) -> None:
     assert rows[0] == {
         "type": "header",
         "format": "memstrata-export",
-        "version": 2,
+        "version": 3,
         "embedding_model": "hashing-v1/256",
     }
     kinds = [r["type"] for r in rows[1:]]
-    assert kinds == sorted(kinds, key=["memory", "entity", "fact", "history"].index)
+    assert kinds == sorted(kinds, key=["memory", "entity", "fact", "session", "history"].index)
+    assert "session" not in kinds  # no windows in this store
     # 5 messages and notes, plus the sentence record of each extracted fact.
     facts = [r for r in rows if r["type"] == "fact"]
     assert kinds.count("memory") == 5 + len(facts) and len(facts) >= 2
@@ -232,3 +233,134 @@ def test_a_skipped_duplicate_brings_no_orphan_history(source: Memory, tmp_path: 
         assert len(copy.facts(user_id="bob")) == 1
         with pytest.raises(NotFoundError):
             copy.history(bob["id"])
+
+
+# -- working-memory windows and session-only memories -----------------------------------
+
+
+def populate_sessions(mem: Memory, clock: Any) -> None:
+    """Windows of two users (one compacted, with a pin; one of an agent) and a
+    session-only memory."""
+    wm = mem.working(session_id="s1", user_id="ana", budget_tokens=120)
+    pinned = wm.add("system", "You are Ana's cycling coach.", pin=True)
+    for i in range(8):
+        clock.advance(minutes=1)
+        wm.add("user", f"Ride {i}: 40 km with Marta on the coast road, average 25 km/h.")
+        wm.add("assistant", f"Logged ride {i}.")
+    assert wm.evicted_count > 0 and wm.summary and pinned.id in [m.id for m in wm.window()]
+    bot = mem.working(session_id="s9", user_id="bob", agent_id="helper", budget_tokens=500)
+    bot.add("user", "Remind me to call the plumber on Friday at 9.")
+    # A whole-store export finds users by what the file holds; a Redis session store
+    # cannot list its users, so bob needs a memory for his window to be exported.
+    mem.add("Bob lives in Porto", user_id="bob")
+    mem.add("My gym locker code is 4711", user_id="ana", session_id="s1", session_only=True)
+
+
+def windows(mem: Memory, user: str) -> list[Any]:
+    infos = sorted(mem.list_sessions(user), key=lambda i: (i.session_id, i.agent_id or ""))
+    return [mem.sessions.load(user, i.session_id, i.agent_id) for i in infos]
+
+
+def test_windows_and_session_only_memories_round_trip(
+    wsmem: Memory, clock: Any, tmp_path: Path
+) -> None:
+    populate_sessions(wsmem, clock)
+    rows = export_jsonl(wsmem, tmp_path / "dump.jsonl")
+    sessions = [r for r in rows if r["type"] == "session"]
+    assert [(r["user_id"], r["session_id"], r["agent_id"]) for r in sessions] == [
+        ("ana", "s1", None),
+        ("bob", "s9", "helper"),
+    ]
+    assert sessions[0]["messages"][0]["pinned"] is True
+    [temp] = [r for r in rows if r["type"] == "memory" and r["session_only"]]
+    assert temp["content"] == "My gym locker code is 4711"
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        copy.import_rows(read_jsonl(tmp_path / "dump.jsonl"))
+        assert list(copy.export()) == rows
+        for user in ("ana", "bob"):
+            assert windows(copy, user) == windows(wsmem, user)  # ids, pins, summary, counters
+        assert copy.get(temp["id"]).session_only
+        # The restored window resumes exactly and ends like the original.
+        resumed = copy.working(session_id="s1", user_id="ana", budget_tokens=120)
+        original = wsmem.working(session_id="s1", user_id="ana", budget_tokens=120)
+        assert resumed.messages() == original.messages()
+        assert resumed.tokens == original.tokens
+        assert copy.end_session("s1", "ana").cleared == 1
+
+
+def test_export_delete_all_import_brings_a_users_windows_back(
+    wsmem: Memory, clock: Any, tmp_path: Path
+) -> None:
+    populate_sessions(wsmem, clock)
+    before = windows(wsmem, "ana")
+    rows = list(wsmem.export(user_id="ana"))
+    wsmem.delete_all(user_id="ana")
+    assert wsmem.list_sessions("ana") == [] and len(windows(wsmem, "bob")) == 1
+    wsmem.import_rows(rows)
+    assert windows(wsmem, "ana") == before
+    assert list(wsmem.export(user_id="ana")) == rows
+
+
+def test_importing_skips_a_window_that_exists(smem: Memory, clock: Any, tmp_path: Path) -> None:
+    populate_sessions(smem, clock)
+    rows = list(smem.export())
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        mine = copy.working(session_id="s1", user_id="ana", budget_tokens=300)
+        mine.add("user", "A different conversation.")
+        kept = windows(copy, "ana")
+        copy.import_rows(rows)
+        assert windows(copy, "ana") == kept
+        assert windows(copy, "bob") == windows(smem, "bob")
+        copy.import_rows(rows)  # twice: still nothing changes
+        assert windows(copy, "ana") == kept
+
+
+def test_a_version_2_file_is_still_read(smem: Memory, clock: Any, tmp_path: Path) -> None:
+    populate(smem, clock)
+    rows = [{k: v for k, v in r.items() if k != "session_only"} for r in smem.export()]
+    rows[0]["version"] = 2
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        assert copy.import_rows(rows) == memories(rows)
+        assert not any(r.session_only for r in copy.list(user_id="ana"))
+        assert [r for r in copy.export() if r["type"] != "header"] == [
+            {**r, "session_only": False} if r["type"] == "memory" else r for r in rows[1:]
+        ]
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"budget_tokens": 10}, "budget_tokens"),
+        ({"encoding": "no-such-encoding"}, "encoding"),
+        ({"session_id": " "}, "session_id"),
+        ({"evicted_count": -1}, "evicted_count"),
+        ({"messages": [{"id": "m1", "role": "robot", "content": "hi",
+                        "created_at": "2024-05-08T12:00:00+00:00"}]}, "messages[0].role"),
+        ({"messages": [{"id": "m1", "role": "user", "content": "  ",
+                        "created_at": "2024-05-08T12:00:00+00:00"}]}, "messages[0].content"),
+        ({"unknown": 1}, "unknown"),
+    ],
+)  # fmt: skip
+def test_a_malformed_session_row_is_rejected_and_nothing_is_written(
+    smem: Memory, clock: Any, tmp_path: Path, change: dict[str, Any], field: str
+) -> None:
+    populate_sessions(smem, clock)
+    rows = list(smem.export())
+    n = next(i for i, r in enumerate(rows) if r["type"] == "session")
+    rows[n] = {**rows[n], **change}
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        with pytest.raises(ValidationError) as err:
+            copy.import_rows(rows)
+        assert err.value.field == f"rows[{n}].{field}"
+        assert copy.stats()["memories"] == 0
+        assert copy.list_sessions("ana") == []
+
+
+def test_a_session_only_row_without_a_session_is_rejected(smem: Memory, tmp_path: Path) -> None:
+    smem.add("a note", user_id="ana")
+    rows = list(smem.export())
+    rows[1] = {**rows[1], "session_only": True}
+    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+        with pytest.raises(ValidationError) as err:
+            copy.import_rows(rows)
+        assert err.value.field == "rows[1].session_only"

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from memstrata.tokens import count_messages, get_token_counter
 from memstrata.working import (
     SUMMARY_PREFIX,
     CompactionEvent,
+    SessionInfo,
     SessionStore,
     SQLiteSessionStore,
     WindowState,
@@ -80,8 +82,9 @@ def _snapshot(wm: WorkingMemory) -> dict[str, Any]:
 
 
 def test_500_random_turns_through_a_1000_token_window(
-    smem: Memory, clock: Any, db_path: Path
+    wsmem: Memory, sessions: str, clock: Any, db_path: Path
 ) -> None:
+    smem = wsmem
     rng = random.Random(20240508)
     wm = working(smem, session_id="s1", user_id="u1", budget_tokens=1000)
     befores: list[CompactionEvent] = []
@@ -115,7 +118,8 @@ def test_500_random_turns_through_a_1000_token_window(
         assert window and window[-1].id == msg.id  # never empty; the newest turn stays
         assert pinned <= {m.id for m in window}  # pinned never lost
 
-    print(f"\n500 turns: {elapsed / 500 * 1000:.2f} ms per add (incl. pins)")
+    backend = sessions.partition(":")[0]
+    print(f"\n500 turns ({backend}): {elapsed / 500 * 1000:.2f} ms per add (incl. pins)")
     assert wm.evicted_count > 300
     assert wm.summary and wm.summary_rounds > 0  # hierarchical: the summary was re-summarised
     summaries = [m for m in wm.messages() if m["content"].startswith(SUMMARY_PREFIX)]
@@ -149,18 +153,16 @@ def test_500_random_turns_through_a_1000_token_window(
         hits = smem.search(content, user_id="u1", session_id="s1", limit=5)
         assert any(h.memory.content == content for h in hits)
 
-    # Resume on a new Memory over the same file: the same window, exactly.
+    # Resume on a new Memory over the same file and session backend: the same window.
     before = _snapshot(wm)
     smem.close()
-    again = Memory(db_path, embedder="hashing", clock=clock)
-    try:
+    with Memory(db_path, embedder="hashing", clock=clock, sessions=sessions) as again:
         resumed = working(again, session_id="s1", user_id="u1", budget_tokens=1000)
         assert _snapshot(resumed) == before
-    finally:
-        again.close()
 
 
-def test_resume_in_a_new_process_is_identical(mem: Memory, db_path: Path) -> None:
+def test_resume_in_a_new_process_is_identical(wmem: Memory, sessions: str, db_path: Path) -> None:
+    mem = wmem
     wm = working(mem, session_id="s1", user_id="u1", budget_tokens=300)
     wm.add("system", "Keep answers short.", pin=True)
     rng = random.Random(7)
@@ -174,7 +176,8 @@ def test_resume_in_a_new_process_is_identical(mem: Memory, db_path: Path) -> Non
         import json
         from memstrata import Memory
         from memstrata.working import working
-        mem = Memory({str(db_path)!r}, embedder="hashing", extractor=None)
+        mem = Memory({str(db_path)!r}, embedder="hashing", extractor=None,
+                     sessions={sessions!r})
         wm = working(mem, session_id="s1", user_id="u1", budget_tokens=300)
         print(json.dumps({{"messages": wm.messages(), "summary": wm.summary,
                           "tokens": wm.tokens,
@@ -231,7 +234,8 @@ def test_no_compaction_while_it_fits(mem: Memory) -> None:
     assert _all_records(mem, "u1", "s1") == []  # nothing archived yet
 
 
-def test_a_raising_before_hook_leaves_the_window_unchanged(mem: Memory) -> None:
+def test_a_raising_before_hook_leaves_the_window_unchanged(wmem: Memory) -> None:
+    mem = wmem
     wm = working(mem, session_id="s1", user_id="u1", budget_tokens=100)
 
     def refuse(event: CompactionEvent) -> None:
@@ -251,7 +255,8 @@ def test_a_raising_before_hook_leaves_the_window_unchanged(mem: Memory) -> None:
     assert _all_records(mem, "u1", "s1") == []
 
 
-def test_resume_with_a_smaller_budget_compacts_at_once(mem: Memory) -> None:
+def test_resume_with_a_smaller_budget_compacts_at_once(wmem: Memory) -> None:
+    mem = wmem
     wm = working(mem, session_id="s1", user_id="u1", budget_tokens=2000)
     wm.add("system", "Rules: " + "be kind. " * 100, pin=True)
     for i in range(30):
@@ -295,7 +300,8 @@ def test_pinning_past_the_pinned_share_is_refused(mem: Memory) -> None:
     assert err.value.field == "pin"
 
 
-def test_windows_are_separate_per_scope(mem: Memory) -> None:
+def test_windows_are_separate_per_scope(wmem: Memory) -> None:
+    mem = wmem
     a = working(mem, session_id="s1", user_id="u1")
     b = working(mem, session_id="s2", user_id="u1")
     c = working(mem, session_id="s1", user_id="u2")
@@ -341,15 +347,33 @@ class DictStore:
 
     def __init__(self) -> None:
         self.saved: dict[tuple[str, str, str | None], WindowState] = {}
+        self.updated: dict[tuple[str, str, str | None], datetime] = {}
 
     def load(self, user_id: str, session_id: str, agent_id: str | None) -> WindowState | None:
         return self.saved.get((user_id, session_id, agent_id))
 
     def save(self, state: WindowState) -> None:
-        self.saved[(state.user_id, state.session_id, state.agent_id)] = state
+        key = (state.user_id, state.session_id, state.agent_id)
+        self.saved[key] = state
+        self.updated[key] = datetime.now(UTC)
+
+    def list_sessions(self, user_id: str) -> list[SessionInfo]:
+        infos = [
+            SessionInfo(user_id=u, session_id=s, agent_id=a, budget_tokens=st.budget_tokens,
+                        messages=len(st.messages), evicted_count=st.evicted_count,
+                        summary_rounds=st.summary_rounds, updated_at=self.updated[(u, s, a)])
+            for (u, s, a), st in self.saved.items()
+            if u == user_id
+        ]  # fmt: skip
+        return sorted(
+            infos, key=lambda i: self.updated[(user_id, i.session_id, i.agent_id)], reverse=True
+        )
 
     def delete(self, user_id: str, session_id: str, agent_id: str | None) -> bool:
         return self.saved.pop((user_id, session_id, agent_id), None) is not None
+
+    def list_users(self) -> list[str]:
+        return sorted({k[0] for k in self.saved})
 
     def delete_user(self, user_id: str) -> int:
         keys = [k for k in self.saved if k[0] == user_id]
@@ -365,6 +389,36 @@ def test_a_custom_session_store(mem: Memory) -> None:
         wm.add("user", f"Fact {i}: Tom bought {i} apples on Monday.")
     assert ("u1", "s1", None) in store.saved and wm.evicted_count > 0
     assert mem.store.read("SELECT count(*) FROM working_sessions")[0][0] == 0
+    [info] = store.list_sessions("u1")
+    assert (info.session_id, info.evicted_count) == ("s1", wm.evicted_count)
+
+
+def test_list_sessions_newest_first(wmem: Memory) -> None:
+    mem = wmem
+    assert mem.sessions.list_sessions("u1") == []
+    a = working(mem, session_id="a", user_id="u1", budget_tokens=80)
+    for i in range(8):
+        a.add("user", f"Fact {i}: Tom bought {i} apples on Monday.")
+    working(mem, session_id="b", user_id="u1", agent_id="bot", budget_tokens=500).add(
+        "user", "hello"
+    )
+    working(mem, session_id="a", user_id="u2").add("user", "someone else")
+    infos = mem.sessions.list_sessions("u1")
+    assert [(i.session_id, i.agent_id) for i in infos] == [("b", "bot"), ("a", None)]
+    b_info, a_info = infos
+    assert (b_info.budget_tokens, b_info.messages, b_info.evicted_count) == (500, 1, 0)
+    assert a_info == SessionInfo(
+        user_id="u1", session_id="a", agent_id=None, budget_tokens=80,
+        messages=len(a.window()), evicted_count=a.evicted_count,
+        summary_rounds=a.summary_rounds, updated_at=a_info.updated_at,
+    )  # fmt: skip
+    assert a.evicted_count > 0
+    assert a_info.updated_at is not None and b_info.updated_at is not None
+    assert a_info.updated_at.tzinfo is not None and a_info.updated_at <= b_info.updated_at
+    a.add("user", "one more")  # saving again makes it the newest
+    assert [i.session_id for i in mem.sessions.list_sessions("u1")] == ["a", "b"]
+    a.clear()
+    assert [i.session_id for i in mem.sessions.list_sessions("u1")] == ["b"]
 
 
 # -- validation ----------------------------------------------------------------------------
@@ -447,15 +501,19 @@ def test_summarize_edges() -> None:
     assert err.value.field == "max_tokens"
 
 
-def test_delete_all_of_a_user_removes_their_windows(tmp_path) -> None:
-    from memstrata import Memory
-
-    with Memory(tmp_path / "w.db", embedder="hashing") as mem:
-        wm = mem.working(session_id="s1", user_id="gone", budget_tokens=200)
+def test_delete_all_of_a_user_removes_their_windows(wmem: Memory) -> None:
+    mem = wmem
+    for session in ("s1", "s2"):
+        wm = mem.working(session_id=session, user_id="gone", budget_tokens=200)
         wm.add("user", "remember that my locker code is 4512")
-        mem.delete_all(user_id="gone")
-        again = mem.working(session_id="s1", user_id="gone", budget_tokens=200)
-        assert again.messages() == []
+    mem.working(session_id="s1", user_id="kept", budget_tokens=200).add("user", "hi")
+    assert len(mem.sessions.list_sessions("gone")) == 2
+    mem.delete_all(user_id="gone")
+    assert mem.sessions.list_sessions("gone") == []
+    assert mem.sessions.load("gone", "s2", None) is None
+    again = mem.working(session_id="s1", user_id="gone", budget_tokens=200)
+    assert again.messages() == []
+    assert [i.user_id for i in mem.sessions.list_sessions("kept")] == ["kept"]
 
 
 def test_async_memory_gives_the_window(tmp_path) -> None:

@@ -17,6 +17,7 @@ from .errors import (
 )
 from .memory import Memory
 from .models import HistoryEvent, Hit, MemoryKind, MemoryPage, MemoryRecord, Message
+from .session_api import SessionEnd
 
 __all__ = [
     "AsyncMemory",
@@ -34,6 +35,7 @@ __all__ = [
     "NotFoundError",
     "RetrievalConfig",
     "ScopeRequiredError",
+    "SessionEnd",
     "StoreBusyError",
     "StoreCorruptError",
     "StoreError",

@@ -68,6 +68,9 @@ class AsyncMemory:
     strategies: Callable[..., Any] = _threaded(Memory.strategies)
     should_avoid: Callable[..., Any] = _threaded(Memory.should_avoid)
     reflect: Callable[..., Any] = _threaded(Memory.reflect)
+    end_session: Callable[..., Any] = _threaded(Memory.end_session)
+    list_sessions: Callable[..., Any] = _threaded(Memory.list_sessions)
+    session_window: Callable[..., Any] = _threaded(Memory.session_window)
 
     async def export(self, *, user_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """All export rows (see :meth:`Memory.export`), collected in a worker thread."""

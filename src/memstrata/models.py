@@ -34,6 +34,7 @@ __all__ = [
     "MemoryRecord",
     "Message",
     "content_hash",
+    "message_hash",
     "new_id",
     "normalize_text",
     "to_utc",
@@ -226,6 +227,27 @@ def content_hash(content: str, *parts: str | None) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
+def message_hash(
+    content: str,
+    agent_id: str | None,
+    session_id: str | None,
+    kind: str,
+    speaker: str | None,
+    *,
+    session_only: bool = False,
+) -> str:
+    """The idempotency key of a stored message (:func:`content_hash` of its content and
+    scope: agent, session, kind and speaker or role).
+
+    A session-only message is keyed apart from a permanent one with the same words, so
+    neither add can turn the other's record temporary or permanent: the same text added
+    both ways is two records, and only the session-only one goes when the session ends.
+    Permanent messages keep the key they had before session-only memories existed.
+    """
+    extra = ("session-only",) if session_only else ()
+    return content_hash(content, agent_id, session_id, kind, speaker, *extra)
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=False)
 
@@ -277,6 +299,8 @@ class MemoryRecord(_Model):
         entities: names of entities it mentions.
         content_hash: SHA-256 of the normalised content and scope (idempotent add key).
         embedding_model: ``"name"`` of the model that embedded it.
+        session_only: a temporary memory of its session (``session_id`` is then set):
+            searchable like any other until :meth:`Memory.end_session` deletes it.
     """
 
     id: str
@@ -302,6 +326,7 @@ class MemoryRecord(_Model):
     entities: list[str] = Field(default_factory=list)
     content_hash: str = ""
     embedding_model: str | None = None
+    session_only: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (times as ISO-8601 strings with ``+00:00``)."""

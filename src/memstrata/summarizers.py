@@ -12,6 +12,7 @@ failure (:mod:`memstrata.llm_summary`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -29,7 +30,8 @@ class Summarizer(Protocol):
     """Writes a summary of conversation lines under a token budget.
 
     Attributes:
-        name: a short label (``"extractive"``, ``"llm"``), recorded with session summaries.
+        name: a short label (``"extractive"``, ``"llm:<model>"``), recorded with session
+            summaries.
     """
 
     name: str
@@ -77,9 +79,10 @@ def get_summarizer(spec: Summarizer | str | None, *, extractor: object = None) -
         return ExtractiveSummarizer()
     if isinstance(spec, str):
         if spec == "auto":
-            from .semantic.llm import LLMExtractor
-
-            if isinstance(extractor, LLMExtractor):
+            # Without the module loaded there is no LLMExtractor (and the optional
+            # ``openai`` package is not imported just to find that out).
+            llm = sys.modules.get("memstrata.semantic.llm")
+            if llm is not None and isinstance(extractor, llm.LLMExtractor):
                 return _llm_summarizer(extractor)
             return ExtractiveSummarizer()
         if spec == "llm":
@@ -87,7 +90,7 @@ def get_summarizer(spec: Summarizer | str | None, *, extractor: object = None) -
         raise ValidationError(
             "summarizer", f"unknown summarizer {spec!r}; choose one of {', '.join(SUMMARIZERS)}"
         )
-    if not isinstance(spec, Summarizer):
+    if isinstance(spec, type) or not isinstance(spec, Summarizer):
         raise ValidationError(
             "summarizer", "must have a name and a summarize(lines, max_tokens, counter) method"
         )

@@ -1,10 +1,19 @@
 """Export and import of a store's memories and history as JSON-ready rows.
 
 The row format (JSON Lines on disk) is ``{"type": "header" | "memory" | "entity" | "fact"
-| "history", ...}``; memories, the knowledge graph (entities with aliases, facts with
-their validity and provenance) and history events are dumped field for field, so an
-export imported into a new store reproduces the same ids, times, metadata, facts and
-audit trail. Version 1 files (before the graph existed) are still read.
+| "session" | "history", ...}``; memories (with their ``session_only`` flag), the
+knowledge graph (entities with aliases, facts with their validity and provenance), the
+working-memory windows of the memory's session store and history events are dumped
+field for field, so an export imported into a new store reproduces the same ids, times,
+metadata, facts, windows and audit trail.
+
+A ``session`` row is one window: ``user_id``, ``session_id``, ``agent_id``,
+``budget_tokens``, ``encoding``, ``summary``, ``summary_rounds``, ``evicted_count`` and
+``messages`` (oldest first, each ``{"id", "role", "content", "created_at", "pinned",
+"archived_id"}``).
+
+Versions: 1 (no graph rows), 2 (no session rows, no ``session_only`` field) and 3 (the
+current one) are read.
 """
 
 from __future__ import annotations
@@ -13,26 +22,38 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict
 from pydantic import ValidationError as PydanticValidationError
 
 from . import _validate as v
 from .errors import ValidationError
 from .indexing import embed_records, keyword_terms
-from .models import Entity, Fact, HistoryEvent, MemoryKind, MemoryRecord
+from .models import (
+    Entity,
+    Fact,
+    HistoryEvent,
+    MemoryKind,
+    MemoryRecord,
+    to_utc,
+    validate_text_value,
+)
+from .tokens import resolve_encoding
+from .working import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS, WindowState, WorkingMessage
 
 if TYPE_CHECKING:
     from .memory import Memory, Progress
 
 __all__ = ["EXPORT_VERSION", "export_rows", "import_rows"]
 
-#: The export format written; 1 (no graph rows) and 2 are read.
-EXPORT_VERSION = 2
-_ROW_TYPES = ("header", "memory", "entity", "fact", "history")
+#: The export format written; 1 (no graph rows), 2 (no windows) and 3 are read.
+EXPORT_VERSION = 3
+_READ_VERSIONS = (1, 2, 3)
+_ROW_TYPES = ("header", "memory", "entity", "fact", "session", "history")
 
 
 def export_rows(mem: Memory, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
-    """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact`` and
-    ``history`` rows.
+    """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact``,
+    ``session`` and ``history`` rows.
 
     ``user_id`` limits the export to one user; ``None`` exports the whole store.
     """
@@ -54,6 +75,8 @@ def export_rows(mem: Memory, *, user_id: str | None = None) -> Iterator[dict[str
         yield {"type": "entity", "entity_type": body.pop("type"), **body}
     for fact in mem.semantic.graph.export_facts(uid):
         yield {"type": "fact", **fact.model_dump(mode="json")}
+    for state in _windows(mem, uid):
+        yield {"type": "session", **_window_row(state)}
     for event in mem.store.history_rows(uid):
         yield {"type": "history", **event.model_dump(mode="json")}
 
@@ -61,10 +84,13 @@ def export_rows(mem: Memory, *, user_id: str | None = None) -> Iterator[dict[str
 def import_rows(
     mem: Memory, rows: Iterable[dict[str, Any]], *, progress: Progress | None = None
 ) -> int:
-    """Import rows from :meth:`export` exactly (same ids, times, metadata, history).
+    """Import rows from :meth:`export` exactly (same ids, times, metadata, history,
+    windows).
 
     Memories are re-embedded with the configured model. A memory whose id or content
-    already exists is skipped, so importing twice changes nothing.
+    already exists is skipped, and so is a window whose scope (user, agent, session)
+    has one already, so importing twice changes nothing. Windows go to the memory's
+    session store (``mem.sessions``) after the memories, graph and history.
 
     Returns:
         How many memories were imported.
@@ -78,6 +104,7 @@ def import_rows(
     facts: list[tuple[int, Fact]] = []
     events: list[HistoryEvent] = []
     event_rows: list[int] = []
+    windows: list[WindowState] = []
     for n, row in enumerate(rows):
         if not isinstance(row, dict) or row.get("type") not in _ROW_TYPES:
             raise ValidationError(f"rows[{n}].type", f"expected one of {', '.join(_ROW_TYPES)}")
@@ -99,6 +126,8 @@ def import_rows(
                 fact = Fact.model_validate(body)
                 v.scope_id(fact.user_id, f"rows[{n}].user_id", required=True)
                 facts.append((n, fact))
+            elif row["type"] == "session":
+                windows.append(_window_from_row(body, f"rows[{n}]"))
             elif row["type"] == "history":
                 event = HistoryEvent.model_validate(body)
                 v.memory_id(event.memory_id, f"rows[{n}].memory_id")
@@ -166,7 +195,120 @@ def import_rows(
                 mem.store.insert_history(c, e)
 
     mem.store.transact(write_graph_and_history)
+    for state in windows:
+        if mem.sessions.load(state.user_id, state.session_id, state.agent_id) is None:
+            mem.sessions.save(state)
     return imported
+
+
+# -- working-memory windows --------------------------------------------------------------
+
+
+class _MessageRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    role: str
+    content: str
+    created_at: str
+    pinned: bool = False
+    archived_id: str | None = None
+
+
+class _WindowRow(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str
+    session_id: str
+    agent_id: str | None = None
+    budget_tokens: int
+    encoding: str
+    summary: str = ""
+    summary_rounds: int = 0
+    evicted_count: int = 0
+    messages: list[_MessageRow] = []
+
+
+def _windows(mem: Memory, user_id: str | None) -> Iterator[WindowState]:
+    """The saved windows of one user, or of every user the store knows (by their
+    memories, history or windows in the store's file), in a stable order."""
+    if user_id is not None:
+        users = [user_id]
+    else:
+        known = {
+            str(r[0])
+            for r in mem.store.read(
+                "SELECT user_id FROM memories UNION SELECT user_id FROM history"
+            )
+        }
+        users = sorted(known.union(mem.sessions.list_users()))
+    for user in users:
+        infos = sorted(
+            mem.sessions.list_sessions(user), key=lambda i: (i.session_id, i.agent_id or "")
+        )
+        for info in infos:
+            state = mem.sessions.load(user, info.session_id, info.agent_id)
+            if state is not None:
+                yield state
+
+
+def _window_row(state: WindowState) -> dict[str, Any]:
+    return {
+        "user_id": state.user_id, "session_id": state.session_id, "agent_id": state.agent_id,
+        "budget_tokens": state.budget_tokens, "encoding": state.encoding,
+        "summary": state.summary, "summary_rounds": state.summary_rounds,
+        "evicted_count": state.evicted_count,
+        "messages": [
+            {"id": m.id, "role": m.role, "content": m.content,
+             "created_at": m.created_at.isoformat(), "pinned": m.pinned,
+             "archived_id": m.archived_id}
+            for m in state.messages
+        ],
+    }  # fmt: skip
+
+
+def _window_from_row(body: dict[str, Any], where: str) -> WindowState:
+    """A ``session`` row as a window, held to the rules of :func:`memstrata.working.working`.
+
+    Raises:
+        ValidationError: naming ``where`` and the field.
+        PydanticValidationError: a field of the wrong type (mapped by the caller).
+    """
+    row = _WindowRow.model_validate(body)
+    v.scope_id(row.user_id, f"{where}.user_id", required=True)
+    v.scope_id(row.session_id, f"{where}.session_id", required=True)
+    v.scope_id(row.agent_id, f"{where}.agent_id")
+    if not MIN_BUDGET_TOKENS <= row.budget_tokens <= MAX_BUDGET_TOKENS:
+        raise ValidationError(
+            f"{where}.budget_tokens",
+            f"must be between {MIN_BUDGET_TOKENS} and {MAX_BUDGET_TOKENS}",
+        )
+    try:
+        encoding = resolve_encoding(row.encoding)
+    except ValidationError as exc:
+        raise ValidationError(f"{where}.encoding", exc.message) from None
+    for name in ("summary_rounds", "evicted_count"):
+        if getattr(row, name) < 0:
+            raise ValidationError(f"{where}.{name}", "must be ≥ 0")
+    validate_text_value(row.summary, f"{where}.summary")
+    messages: list[WorkingMessage] = []
+    for i, m in enumerate(row.messages):
+        at = f"{where}.messages[{i}]"
+        v.memory_id(m.id, f"{at}.id")
+        if m.role not in v.ROLES:
+            raise ValidationError(f"{at}.role", f"must be one of {', '.join(v.ROLES)}")
+        if m.archived_id is not None:
+            v.memory_id(m.archived_id, f"{at}.archived_id")
+        created = to_utc(m.created_at, f"{at}.created_at")
+        assert created is not None
+        content = v.content(m.content, f"{at}.content")
+        messages.append(WorkingMessage(m.id, m.role, content, created, m.pinned, m.archived_id))
+    return WindowState(
+        user_id=row.user_id, session_id=row.session_id, agent_id=row.agent_id,
+        budget_tokens=row.budget_tokens, encoding=encoding, messages=messages,
+        summary=row.summary, summary_rounds=row.summary_rounds,
+        evicted_count=row.evicted_count,
+    )  # fmt: skip
 
 
 def _already_stored(mem: Memory, records: list[MemoryRecord]) -> set[str]:
@@ -198,6 +340,8 @@ def _check_record(rec: MemoryRecord, where: str) -> None:
         raise ValidationError(f"{where}.importance", f"must be in [0, 1], got {rec.importance}")
     if rec.access_count < 0:
         raise ValidationError(f"{where}.access_count", "must be ≥ 0")
+    if rec.session_only and rec.session_id is None:
+        raise ValidationError(f"{where}.session_only", "a session-only memory needs a session_id")
 
 
 def _check_header(row: dict[str, Any], where: str) -> None:
@@ -205,11 +349,11 @@ def _check_header(row: dict[str, Any], where: str) -> None:
         raise ValidationError(
             f"{where}.format", f"expected 'memstrata-export', got {row.get('format')!r}"
         )
-    if row.get("version") not in (1, EXPORT_VERSION):
+    if row.get("version") not in _READ_VERSIONS:
         raise ValidationError(
             f"{where}.version",
             f"unsupported export version {row.get('version')!r}; "
-            f"this memstrata reads versions 1 and {EXPORT_VERSION}",
+            f"this memstrata reads versions {', '.join(map(str, _READ_VERSIONS))}",
         )
 
 

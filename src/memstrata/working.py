@@ -34,6 +34,7 @@ from . import _validate as v
 from .errors import NotFoundError, ValidationError
 from .models import new_id
 from .store.connection import SQLiteConnection, from_iso, iso
+from .summarizers import ExtractiveSummarizer
 from .tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     REPLY_PRIMER_TOKENS,
@@ -53,6 +54,7 @@ __all__ = [
     "SUMMARY_SHARE",
     "CompactionEvent",
     "SQLiteSessionStore",
+    "SessionInfo",
     "SessionStore",
     "WindowState",
     "WorkingMemory",
@@ -170,6 +172,30 @@ class CompactionEvent:
 CompactionHook = Callable[[CompactionEvent], Any]
 
 
+@dataclass(frozen=True)
+class SessionInfo:
+    """One saved window, as :meth:`SessionStore.list_sessions` describes it.
+
+    Attributes:
+        user_id, session_id, agent_id: the window's scope.
+        budget_tokens: its budget, in tokens.
+        messages: how many messages it holds (pinned and recent; the summary not counted).
+        evicted_count: how many turns were compacted out of it so far.
+        summary_rounds: how many times its summary was re-summarised.
+        updated_at: when it was last saved (aware UTC), ``None`` when the store does not
+            know.
+    """
+
+    user_id: str
+    session_id: str
+    agent_id: str | None
+    budget_tokens: int
+    messages: int
+    evicted_count: int
+    summary_rounds: int
+    updated_at: datetime | None
+
+
 # -- session stores ----------------------------------------------------------------------
 
 
@@ -195,6 +221,14 @@ class SessionStore(Protocol):
 
     def delete_user(self, user_id: str) -> int:
         """Forget every window of one user; how many there were."""
+        ...
+
+    def list_sessions(self, user_id: str) -> list[SessionInfo]:
+        """The saved windows of one user, most recently saved first."""
+        ...
+
+    def list_users(self) -> list[str]:
+        """Every user with at least one saved window, sorted (whole-store export)."""
         ...
 
 
@@ -286,6 +320,28 @@ class SQLiteSessionStore:
             return c.execute("DELETE FROM working_sessions WHERE user_id = ?", (user_id,)).rowcount
 
         return run(c) if c is not None else self.conn.transact(run)
+
+    def list_users(self) -> list[str]:
+        rows = self.conn.read("SELECT DISTINCT user_id FROM working_sessions ORDER BY 1")
+        return [str(r[0]) for r in rows]
+
+    def list_sessions(self, user_id: str) -> list[SessionInfo]:
+        rows = self.conn.read(
+            "SELECT s.session_id, s.agent_key, s.budget_tokens, s.evicted_count, "
+            "s.summary_rounds, s.updated_at, (SELECT count(*) FROM working_messages m "
+            "WHERE m.user_id = s.user_id AND m.agent_key = s.agent_key "
+            "AND m.session_id = s.session_id) FROM working_sessions s WHERE s.user_id = ? "
+            "ORDER BY s.updated_at DESC, s.session_id, s.agent_key",
+            (user_id,),
+        )
+        return [
+            SessionInfo(
+                user_id=user_id, session_id=session, agent_id=agent or None,
+                budget_tokens=int(budget), messages=int(count), evicted_count=int(evicted),
+                summary_rounds=int(rounds), updated_at=from_iso(updated),
+            )
+            for session, agent, budget, evicted, rounds, updated, count in rows
+        ]  # fmt: skip
 
 
 # -- extractive summariser ---------------------------------------------------------------
@@ -776,6 +832,8 @@ class WorkingMemory:
             return "", 1 if summary else 0
         new_lines = [f"{m.role}: {m.content}" for m in evicted]
         summarizer = self._mem.summarizer
+        if not isinstance(summarizer, ExtractiveSummarizer):
+            return self._fold_generative(summary, new_lines, target)
         fresh = summarizer.summarize(new_lines, target, self.counter) if new_lines else ""
         if summary and fresh:  # a sentence already in the summary is not repeated
             known = set(summary.split("\n"))
@@ -795,6 +853,26 @@ class WorkingMemory:
             merged = self.counter.truncate(merged, target)
         return merged, 1 if summary else 0
 
+    def _fold_generative(self, summary: str, new_lines: list[str], target: int) -> tuple[str, int]:
+        """:meth:`_fold` for a summariser that writes (an LLM): one request per compaction.
+
+        The new turns get the room the summary leaves; when that is too little, the old
+        summary's lines and the new turns are summarised together (a hierarchical round).
+        """
+        summarizer = self._mem.summarizer
+        if not new_lines:
+            return summary, 0
+        room = target - (self.counter.count(summary) + 1 if summary else 0)
+        if room >= _MIN_SUMMARY_TOKENS * 2:
+            fresh = summarizer.summarize(new_lines, room, self.counter)
+            joined = f"{summary}\n{fresh}" if summary and fresh else summary or fresh
+            if self.counter.count(joined) <= target:
+                return joined, 0
+        merged = summarizer.summarize([*summary.split("\n"), *new_lines], target, self.counter)
+        if self.counter.count(merged) > target:
+            merged = self.counter.truncate(merged, target)
+        return merged, 1 if summary else 0
+
     def _save(self) -> None:
         self._store.save(self._state)
 
@@ -804,14 +882,18 @@ def get_session_store(spec: SessionStore | str | None, conn: SQLiteConnection) -
 
     Args:
         spec: ``None`` or ``"sqlite"`` → :class:`SQLiteSessionStore` over ``conn`` (the
-            memory's own file); a ``redis://`` or ``rediss://`` URL →
+            memory's own file); a ``redis://``, ``rediss://`` or ``unix://`` URL, with
+            optional ``prefix=`` and ``ttl=`` (seconds) options →
             :class:`memstrata.redis_sessions.RedisSessionStore` (needs the ``redis``
             extra); a :class:`SessionStore` is used as is.
         conn: the memory's store.
 
     Raises:
-        ValidationError: an unknown name or URL scheme, or an object that is not a
-            session store (field ``"sessions"``).
+        ValidationError: an unknown name or URL scheme, a malformed URL, the ``redis``
+            package missing, or an object that is not a session store (field
+            ``"sessions"``).
+        StoreError: Redis cannot be reached (the message names the URL without its
+            password).
     """
     if spec is None or spec == "sqlite":
         return SQLiteSessionStore(conn)

@@ -388,6 +388,91 @@ def test_console_script(tmp_path: Path) -> None:
     assert "Traceback" not in failed.stderr
 
 
+def _open_window(db: Path) -> None:
+    """A compacted window with a pin in session s1 of alice, and a session-only memory."""
+    from memstrata import Memory
+
+    with Memory(db, embedder="hashing", extractor=None) as mem:
+        wm = mem.working(session_id="s1", user_id="alice", budget_tokens=120)
+        wm.add("system", "You are Alice's [bold]travel[/] assistant.", pin=True)
+        for i in range(6):
+            wm.add("user", f"Day {i}: I fly to Lisbon with Marta at 9:{i}0, seat 14{i}.")
+            wm.add("assistant", f"Booked day {i}.")
+        mem.add("Gate code 4711", user_id="alice", session_id="s1", session_only=True)
+
+
+def test_session_list_show_and_end(db: Path) -> None:
+    _open_window(db)
+    [info] = ok(db, "session", "list", "--user", "alice")
+    assert (info["session_id"], info["agent_id"], info["budget_tokens"]) == ("s1", None, 120)
+    assert info["evicted_count"] > 0 and info["updated_at"]
+    table = cli(db, "session", "list", "--user", "alice")
+    assert table.exit_code == 0 and "s1" in table.stdout
+
+    shown = ok(db, "session", "show", "--user", "alice", "--session", "s1")
+    assert shown["tokens"] <= shown["budget_tokens"] == 120 and shown["summary"]
+    assert shown["window"][0]["pinned"] and shown["messages"][1]["role"] == "system"
+    # --json may follow the command too.
+    after = runner.invoke(
+        app,
+        ["--db", str(db), "--embedder", "hashing", "session", "show", "--user", "alice",
+         "--session", "s1", "--json"],
+    )  # fmt: skip
+    assert after.exit_code == 0 and json.loads(after.stdout) == shown
+    people = cli(db, "session", "show", "--user", "alice", "--session", "s1")
+    assert people.exit_code == 0, people.output
+    assert "[bold]travel[/]" in people.stdout  # user text is never read as markup
+    assert "pinned" in people.stdout and "summary" in people.stdout
+    assert f"{shown['tokens']} of 120 tokens" in people.stderr
+
+    ended = cli(db, "session", "end", "--user", "alice", "--session", "s1")
+    assert ended.exit_code == 0, ended.output
+    assert "cleared 1 session-only memories" in ended.stdout and "Marta" in ended.stdout
+    again = ok(db, "session", "end", "--user", "alice", "--session", "s1")
+    assert again == {
+        "session_id": "s1", "user_id": "alice", "agent_id": None, "summary": None,
+        "archived": 0, "cleared": 0, "window_closed": False, "turns": 0,
+    }  # fmt: skip
+    nothing = cli(db, "session", "end", "--user", "alice", "--session", "s1")
+    assert nothing.exit_code == 0 and "nothing to end" in nothing.stderr
+    assert ok(db, "session", "list", "--user", "alice") == []
+    assert "no sessions" in cli(db, "session", "list", "--user", "alice").stderr
+    summaries = ok(db, "search", "Lisbon Marta", "--user", "alice", "--filter-json",
+                   '{"session_summary": true}')  # fmt: skip
+    assert [h["memory"]["role"] for h in summaries] == ["system"]
+
+
+def test_session_end_json_gives_the_summary(db: Path) -> None:
+    _open_window(db)
+    result = ok(
+        db, "session", "end", "--user", "alice", "--session", "s1", "--summary-tokens", "40"
+    )
+    assert result["window_closed"] and result["cleared"] == 1 and result["archived"] > 0
+    assert result["summary"]["metadata"]["session_summary"] is True
+    assert result["turns"] == result["summary"]["metadata"]["turns"] == 13
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needle"),
+    [
+        (["session", "show", "--user", "alice", "--session", "nope"], 2, "no saved window"),
+        (["session", "end", "--user", " ", "--session", "s1"], 2, "user_id"),
+        (["session", "list", "--user", " "], 2, "user_id"),
+    ],
+)
+def test_session_errors_are_one_line(db: Path, args: list[str], code: int, needle: str) -> None:
+    _assert_one_error_line(cli(db, *args), code, needle)
+
+
+def test_session_argument_errors_exit_2(db: Path) -> None:
+    for args in (
+        ["session", "end", "--user", "alice"],
+        ["session", "end", "--user", "alice", "--session", "s1", "--summary-tokens", "5"],
+    ):
+        result = cli(db, *args)
+        assert result.exit_code == 2 and "Traceback" not in result.output
+
+
 def _command_names(command: Any, prefix: str = "") -> list[str]:
     """Every runnable command ("add", "bench locomo", ...); groups are walked, not listed."""
     subcommands = getattr(command, "commands", None)

@@ -17,6 +17,7 @@ from . import (  # noqa: F401  (importing registers the commands)
     memory_commands,
     procedural_commands,
     semantic_commands,
+    session_commands,
 )
 from ._common import app
 from .bench import bench_app

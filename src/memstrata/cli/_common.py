@@ -69,6 +69,7 @@ class _State:
     db: str
     embedder: str
     extractor: str
+    sessions: str
     json: bool
     out: Console
     err: Console
@@ -109,6 +110,7 @@ def _root(
         db=settings.db if db is None else db,
         embedder=embedder or settings.embedder,
         extractor=extractor or settings.extractor,
+        sessions=settings.sessions,
         json=as_json,
         out=Console(),
         err=Console(stderr=True),
@@ -121,13 +123,15 @@ def _state(ctx: typer.Context) -> _State:
 
 
 def _open(state: _State, *, check_embedder: bool = True, extract: bool = False) -> Memory:
-    """The store; ``extract`` for commands that store messages (add, update): only those
-    build the fact extractor, so a read never needs the LLM settings."""
+    """The store, its windows in the configured session store; ``extract`` for commands
+    that store messages (add, update, session end): only those build the fact extractor
+    (and with it an LLM summariser), so a read never needs the LLM settings."""
     return Memory(
         state.db,
         embedder=state.embedder,
         check_embedder=check_embedder,
         extractor=state.extractor if extract else None,
+        sessions=state.sessions,
     )
 
 

@@ -172,6 +172,11 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (user_id, agent_key, session_id, seq)
         ) WITHOUT ROWID""",
     ],
+    # 5: session-only memories (session_api.py): 1 marks a record that Memory.end_session
+    # deletes. Found through memories_user_session, so no index of its own.
+    [
+        """ALTER TABLE memories ADD COLUMN session_only INTEGER NOT NULL DEFAULT 0""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -26,7 +26,8 @@ __all__ = ["RankSignals", "SQLiteStore", "iso", "parse_db_url"]
 _COLUMNS = (
     "id, user_id, agent_id, session_id, kind, content, role, speaker, metadata, importance, "
     "created_at, updated_at, occurred_at, valid_from, valid_to, expires_at, access_count, "
-    "last_accessed_at, superseded_by, source_ids, entities, content_hash, embedding_model"
+    "last_accessed_at, superseded_by, source_ids, entities, content_hash, embedding_model, "
+    "session_only"
 )
 _TIME_FIELDS = (
     "created_at",
@@ -98,6 +99,7 @@ class SQLiteStore(SQLiteConnection):
             iso(r.valid_from), iso(r.valid_to), iso(r.expires_at), r.access_count,
             iso(r.last_accessed_at), r.superseded_by, json.dumps(r.source_ids, ensure_ascii=False),
             json.dumps(r.entities, ensure_ascii=False), r.content_hash, r.embedding_model,
+            int(r.session_only),
         )  # fmt: skip
 
     @staticmethod
@@ -109,6 +111,7 @@ class SQLiteStore(SQLiteConnection):
         data["source_ids"] = json.loads(data["source_ids"])
         data["entities"] = json.loads(data["entities"])
         data["kind"] = MemoryKind(data["kind"])
+        data["session_only"] = bool(data["session_only"])
         return MemoryRecord.model_construct(**data)
 
     def insert(
@@ -125,7 +128,7 @@ class SQLiteStore(SQLiteConnection):
 
         Returns ``None`` when a record with the same user and content hash exists."""
         cur = c.execute(
-            f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * 23)}) "
+            f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * len(_COLUMN_NAMES))}) "
             "ON CONFLICT(user_id, content_hash) DO NOTHING",
             self.record_row(record),
         )
