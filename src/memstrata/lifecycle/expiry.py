@@ -1,0 +1,65 @@
+"""Time-to-live: when a memory expires, by its own ``expires_at`` or its kind's default TTL."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from ..errors import ValidationError
+from ..models import MemoryKind, MemoryRecord, to_utc
+from .config import LifecycleConfig
+
+__all__ = ["default_expires_at", "effective_expires_at", "is_expired"]
+
+
+def default_expires_at(
+    kind: MemoryKind | str,
+    start: datetime | str | float,
+    config: LifecycleConfig | None = None,
+) -> datetime | None:
+    """When a memory of ``kind`` that happened at ``start`` expires by default.
+
+    Args:
+        kind: the memory's layer.
+        start: when it happened (``occurred_at``, else ``created_at``); naive is UTC.
+        config: the lifecycle settings; its ``ttl_days`` gives the TTL per kind.
+
+    Returns:
+        ``start + ttl_days[kind]`` (UTC), or ``None`` when the kind has no default TTL.
+
+    Raises:
+        ValidationError: unknown ``kind`` or ``start`` not a time.
+    """
+    try:
+        kind = MemoryKind(kind)
+    except ValueError as exc:
+        raise ValidationError("kind", f"unknown kind {kind!r}") from exc
+    at = to_utc(start, "start")
+    if at is None:
+        raise ValidationError("start", "is required")
+    days = (config or LifecycleConfig()).ttl_days.get(kind)
+    return None if days is None else at + timedelta(days=days)
+
+
+def effective_expires_at(
+    record: MemoryRecord, config: LifecycleConfig | None = None
+) -> datetime | None:
+    """The time ``record`` expires: its own ``expires_at`` when set (the caller's choice
+    wins, later or earlier), else its kind's default TTL from when it happened. Pinned
+    records are not exempt: a TTL is an explicit instruction, unlike decay."""
+    if record.expires_at is not None:
+        return record.expires_at
+    return default_expires_at(record.kind, record.occurred_at or record.created_at, config)
+
+
+def is_expired(expires_at: datetime | None, now: datetime | str | float) -> bool:
+    """Whether a memory with this expiry time has expired at ``now`` (expiry is inclusive:
+    at ``expires_at`` it is gone). ``None`` never expires.
+
+    Raises:
+        ValidationError: ``now`` is not a time.
+    """
+    at = to_utc(now, "now")
+    if at is None:
+        raise ValidationError("now", "is required")
+    expiry = to_utc(expires_at, "expires_at")
+    return expiry is not None and expiry <= at
