@@ -301,6 +301,11 @@ class MemoryRecord(_Model):
         embedding_model: ``"name"`` of the model that embedded it.
         session_only: a temporary memory of its session (``session_id`` is then set):
             searchable like any other until :meth:`Memory.end_session` deletes it.
+        pinned: never decays, archived or expired by the lifecycle (:mod:`memstrata.lifecycle`).
+        archived_at: when the lifecycle archived it (out of recall, restorable), or ``None``.
+        merged_into: id of the near-duplicate it was merged into (out of recall), or ``None``.
+        consolidated_into: id of the semantic record that consolidates it (it stays in
+            recall, downweighted), or ``None``.
     """
 
     id: str
@@ -327,6 +332,10 @@ class MemoryRecord(_Model):
     content_hash: str = ""
     embedding_model: str | None = None
     session_only: bool = False
+    pinned: bool = False
+    archived_at: datetime | None = None
+    merged_into: str | None = None
+    consolidated_into: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (times as ISO-8601 strings with ``+00:00``)."""

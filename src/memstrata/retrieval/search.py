@@ -66,8 +66,12 @@ def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
 def active_where(
     now: datetime, prefix: str = "", *, include_history: bool = False
 ) -> tuple[str, list[Any]]:
-    """Exclude expired (TTL) records, and superseded ones unless ``include_history``."""
-    expiry = f"({prefix}expires_at IS NULL OR {prefix}expires_at > ?)"
+    """Exclude expired (TTL), archived and merged records, and superseded ones unless
+    ``include_history``."""
+    expiry = (
+        f"({prefix}expires_at IS NULL OR {prefix}expires_at > ?) "
+        f"AND {prefix}archived_at IS NULL AND {prefix}merged_into IS NULL"
+    )
     if include_history:
         return expiry, [iso(now)]
     return f"{expiry} AND {prefix}superseded_by IS NULL", [iso(now)]
@@ -241,7 +245,8 @@ class Searcher:
         if where == "1":
             # Fast path: only inactive records (partial index) need excluding.
             inactive = self.store.rowids(
-                f"user_id = ? AND (expires_at IS NOT NULL OR superseded_by IS NOT NULL) AND NOT ({act})",
+                "user_id = ? AND (expires_at IS NOT NULL OR superseded_by IS NOT NULL "
+                f"OR archived_at IS NOT NULL OR merged_into IS NOT NULL) AND NOT ({act})",
                 [req.scope.user_id, *act_params],
             )
             if not inactive:

@@ -177,6 +177,21 @@ MIGRATIONS: list[list[str]] = [
     [
         """ALTER TABLE memories ADD COLUMN session_only INTEGER NOT NULL DEFAULT 0""",
     ],
+    # 6: the lifecycle (lifecycle/): pinned records never decay; archived ones (archived_at)
+    # are out of recall but restorable; merged ones (merged_into: the surviving
+    # near-duplicate) are out of recall; consolidated ones (consolidated_into: the
+    # semantic record they became) stay, downweighted. The partial index of inactive
+    # records now covers archived and merged ones too.
+    [
+        """ALTER TABLE memories ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0""",
+        """ALTER TABLE memories ADD COLUMN archived_at TEXT""",
+        """ALTER TABLE memories ADD COLUMN merged_into TEXT""",
+        """ALTER TABLE memories ADD COLUMN consolidated_into TEXT""",
+        """DROP INDEX memories_inactive""",
+        """CREATE INDEX memories_inactive ON memories (user_id)
+            WHERE expires_at IS NOT NULL OR superseded_by IS NOT NULL
+               OR archived_at IS NOT NULL OR merged_into IS NOT NULL""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

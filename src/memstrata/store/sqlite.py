@@ -27,7 +27,7 @@ _COLUMNS = (
     "id, user_id, agent_id, session_id, kind, content, role, speaker, metadata, importance, "
     "created_at, updated_at, occurred_at, valid_from, valid_to, expires_at, access_count, "
     "last_accessed_at, superseded_by, source_ids, entities, content_hash, embedding_model, "
-    "session_only"
+    "session_only, pinned, archived_at, merged_into, consolidated_into"
 )
 _TIME_FIELDS = (
     "created_at",
@@ -37,6 +37,7 @@ _TIME_FIELDS = (
     "valid_to",
     "expires_at",
     "last_accessed_at",
+    "archived_at",
 )
 
 
@@ -99,7 +100,8 @@ class SQLiteStore(SQLiteConnection):
             iso(r.valid_from), iso(r.valid_to), iso(r.expires_at), r.access_count,
             iso(r.last_accessed_at), r.superseded_by, json.dumps(r.source_ids, ensure_ascii=False),
             json.dumps(r.entities, ensure_ascii=False), r.content_hash, r.embedding_model,
-            int(r.session_only),
+            int(r.session_only), int(r.pinned), iso(r.archived_at), r.merged_into,
+            r.consolidated_into,
         )  # fmt: skip
 
     @staticmethod
@@ -112,6 +114,7 @@ class SQLiteStore(SQLiteConnection):
         data["entities"] = json.loads(data["entities"])
         data["kind"] = MemoryKind(data["kind"])
         data["session_only"] = bool(data["session_only"])
+        data["pinned"] = bool(data["pinned"])
         return MemoryRecord.model_construct(**data)
 
     def insert(
