@@ -31,6 +31,7 @@ from .models import (
     message_hash,
     new_id,
 )
+from .lifecycle.config import LifecycleConfig
 from .procedural import ProceduralAPI
 from .retrieval.filters import parse_filter
 from .retrieval.search import Scope, Searcher, SearchRequest, scope_where
@@ -83,6 +84,8 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
         sessions: where working-memory windows persist: ``None`` / ``"sqlite"``
             (default: this store's own file), a ``redis://`` URL (several processes or
             hosts share windows), or a :class:`~memstrata.working.SessionStore`.
+        lifecycle: decay, reinforcement, forgetting, TTL and merging settings
+            (:class:`~memstrata.lifecycle.LifecycleConfig`; defaults when ``None``).
 
     Raises:
         StoreCorruptError: the file is not a healthy database ("database corrupt: <path>").
@@ -101,10 +104,16 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
         extractor: Extractor | str | None = "rules",
         summarizer: Summarizer | str | None = "auto",
         sessions: SessionStore | str | None = None,
+        lifecycle: LifecycleConfig | None = None,
     ) -> None:
         self.path = parse_db_url(path if path is not None else default_db_path())
         self.embedder = get_embedder(embedder)
         self.retrieval = retrieval or RetrievalConfig()
+        if lifecycle is not None and not isinstance(lifecycle, LifecycleConfig):
+            raise ValidationError(
+                "lifecycle", f"expected a LifecycleConfig, got {type(lifecycle).__name__}"
+            )
+        self.lifecycle = lifecycle or LifecycleConfig()
         self._clock = clock or (lambda: datetime.now(UTC))
         self.store = SQLiteStore(self.path, read_only=read_only)
         try:
