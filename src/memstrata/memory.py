@@ -22,6 +22,7 @@ from .errors import (
     ValidationError,
 )
 from .indexing import embed_records, keyword_terms
+from .lifecycle.config import LifecycleConfig
 from .models import (
     HistoryEvent,
     Hit,
@@ -31,7 +32,6 @@ from .models import (
     message_hash,
     new_id,
 )
-from .lifecycle.config import LifecycleConfig
 from .procedural import ProceduralAPI
 from .retrieval.filters import parse_filter
 from .retrieval.search import Scope, Searcher, SearchRequest, scope_where
