@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  (importing registers the commands)
     context_commands,
+    mcp_commands,
     memory_commands,
     procedural_commands,
     semantic_commands,
+    server_commands,
     session_commands,
 )
 from ._common import app

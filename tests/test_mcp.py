@@ -1,0 +1,411 @@
+"""The MCP server, driven by the official SDK's own client.
+
+Two real server processes per module, started the way an assistant starts them:
+``memstrata mcp`` over stdio (spawned by the SDK's ``stdio_client``, default user from
+``MEMSTRATA_USER``, not pinned) and ``memstrata mcp --transport http --user alice`` on a
+free loopback port (pinned). The shared tests run against both; the clients live in a
+background event loop (an anyio blocking portal) so that each test stays a plain
+function while the sessions last the whole module.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import typing
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, TextContent
+
+from memstrata import Memory, MemoryKind
+from memstrata.errors import ValidationError
+from memstrata.mcpserver import UserScope, build_server
+from memstrata.mcpserver._tools import Kind
+
+TOOLS = {
+    "add_memory",
+    "search_memory",
+    "get_context",
+    "list_memories",
+    "delete_memory",
+    "get_facts",
+    "record_outcome",
+    "get_strategies",
+    "get_history",
+}
+READ_ONLY = {
+    "search_memory",
+    "get_context",
+    "list_memories",
+    "get_facts",
+    "get_strategies",
+    "get_history",
+}
+
+
+class Conn:
+    """A connected SDK client session, called synchronously through the portal."""
+
+    def __init__(self, portal: BlockingPortal, session: ClientSession, transport: str) -> None:
+        self.portal = portal
+        self.session = session
+        self.transport = transport
+
+    def call(self, tool: str, **args: Any) -> CallToolResult:
+        return self.portal.call(functools.partial(self.session.call_tool, tool, args))
+
+    def ok(self, tool: str, **args: Any) -> dict[str, Any]:
+        result = self.call(tool, **args)
+        assert not result.is_error, _text(result)
+        assert result.structured_content is not None
+        return result.structured_content
+
+    def error(self, tool: str, **args: Any) -> str:
+        result = self.call(tool, **args)
+        assert result.is_error, result.structured_content
+        return _text(result)
+
+
+def _text(result: CallToolResult) -> str:
+    return " ".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def _env(**extra: str) -> dict[str, str]:
+    """What the server process needs beyond the SDK's default environment: the temp
+    HOME/XDG directories the test session set up (no writes outside them)."""
+    keep = {k: v for k, v in os.environ.items() if k == "HOME" or k.startswith("XDG_")}
+    return {**keep, **extra}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"server exited with {proc.returncode}:\n{log.read_text()}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    pytest.fail(f"server did not listen on {port}:\n{log.read_text()}")
+
+
+@asynccontextmanager
+async def _session(streams: Any) -> AsyncIterator[ClientSession]:
+    read, write = streams
+    async with ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@asynccontextmanager
+async def _stdio(params: StdioServerParameters, errlog: Any) -> AsyncIterator[ClientSession]:
+    async with stdio_client(params, errlog=errlog) as streams, _session(streams) as session:
+        yield session
+
+
+@asynccontextmanager
+async def _http(url: str) -> AsyncIterator[ClientSession]:
+    async with streamable_http_client(url) as streams, _session(streams) as session:
+        yield session
+
+
+@pytest.fixture(scope="module")
+def portal() -> Iterator[BlockingPortal]:
+    with start_blocking_portal() as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def stdio_conn(portal: BlockingPortal, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conn]:
+    tmp = tmp_path_factory.mktemp("mcp-stdio")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memstrata", "--db", str(tmp / "m.db"), "mcp", "--embedder", "hashing"],
+        env=_env(MEMSTRATA_USER="alice"),
+        cwd=tmp,
+    )
+    with (
+        (tmp / "server.log").open("w") as log,
+        portal.wrap_async_context_manager(_stdio(params, log)) as session,
+    ):
+        yield Conn(portal, session, "stdio")
+
+
+@pytest.fixture(scope="module")
+def http_conn(portal: BlockingPortal, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Conn]:
+    tmp = tmp_path_factory.mktemp("mcp-http")
+    port = _free_port()
+    log = tmp / "server.log"
+    args = ["--db", str(tmp / "m.db"), "mcp", "--transport", "http", "--port", str(port)]
+    args += ["--embedder", "hashing", "--user", "alice"]
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memstrata", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp,
+            env={**os.environ, "MEMSTRATA_USER": ""},
+        )
+    try:
+        _wait_for_port(port, proc, log)
+        url = f"http://127.0.0.1:{port}/mcp"
+        with portal.wrap_async_context_manager(_http(url)) as session:
+            yield Conn(portal, session, "http")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, log.read_text()  # SIGTERM is a clean shutdown
+
+
+@pytest.fixture(params=["stdio", "http"])
+def conn(request: pytest.FixtureRequest) -> Conn:
+    """Each shared test runs over both transports (against its module-wide server)."""
+    session: Conn = request.getfixturevalue(f"{request.param}_conn")
+    return session
+
+
+# -- both transports ------------------------------------------------------------------------
+
+
+def test_lists_the_tools_with_typed_input_schemas(conn: Conn) -> None:
+    listed = conn.portal.call(conn.session.list_tools).tools
+    tools = {t.name: t for t in listed}
+    assert set(tools) == TOOLS
+    for t in listed:
+        assert t.description and len(t.description) > 80, t.name
+        assert t.input_schema["type"] == "object"
+        assert t.output_schema is not None and t.output_schema["type"] == "object"
+        assert "user_id" in t.input_schema["properties"], t.name
+        assert t.annotations is not None
+        assert t.annotations.read_only_hint is (t.name in READ_ONLY), t.name
+    assert tools["delete_memory"].annotations.destructive_hint is True  # type: ignore[union-attr]
+
+    add = tools["add_memory"].input_schema
+    assert add["required"] == ["content"]
+    assert add["properties"]["content"]["type"] == "string"
+    assert add["properties"]["role"]["enum"] == ["user", "assistant", "system"]
+    search = tools["search_memory"].input_schema
+    assert search["required"] == ["query"]
+    assert search["properties"]["limit"] == {
+        "default": 10,
+        "description": "At most this many hits.",
+        "maximum": 100,
+        "minimum": 1,
+        "title": "Limit",
+        "type": "integer",
+    }
+    assert search["properties"]["mode"]["enum"] == ["hybrid", "vector", "keyword"]
+    assert tools["get_context"].input_schema["properties"]["budget_tokens"]["default"] == 1500
+    assert tools["list_memories"].input_schema["properties"]["cursor"]["anyOf"][0] == {
+        "type": "string"
+    }
+    assert tools["delete_memory"].input_schema["required"] == ["memory_id"]
+    assert tools["record_outcome"].input_schema["required"] == ["task", "strategy", "success"]
+    assert tools["record_outcome"].input_schema["properties"]["success"]["type"] == "boolean"
+
+
+def test_add_search_delete_round_trip(conn: Conn) -> None:
+    text = f"My cat Miso sleeps on the {conn.transport} router"
+    added = conn.ok("add_memory", content=text, metadata={"source": "chat"})
+    (memory,) = added["memories"]
+    assert memory["content"] == text
+    assert memory["user_id"] == "alice"  # the server's user
+    assert memory["metadata"] == {"source": "chat"}
+
+    hits = conn.ok("search_memory", query="where does Miso sleep?", limit=5)["hits"]
+    assert hits[0]["id"] == memory["id"]
+    assert 0 < hits[0]["score"] <= 1
+    assert {"vector", "keyword", "relevance", "final"} <= set(hits[0]["scores"])
+
+    assert conn.ok("delete_memory", memory_id=memory["id"]) == {"deleted": memory["id"]}
+    hits = conn.ok("search_memory", query="where does Miso sleep?", limit=5)["hits"]
+    assert memory["id"] not in {h["id"] for h in hits}
+    assert f"memory_id: no memory '{memory['id']}'" in conn.error(
+        "delete_memory", memory_id=memory["id"]
+    )
+    events = conn.ok("get_history", memory_id=memory["id"])["events"]
+    assert [e["event"] for e in events] == ["ADD", "DELETE"]
+
+
+def test_a_bad_argument_is_an_error_result_naming_the_field(conn: Conn) -> None:
+    assert "content: must not be empty" in conn.error("add_memory", content="   ")
+    assert "importance: must be in [0, 1]" in conn.error("add_memory", content="x", importance=3)
+    assert "limit" in conn.error("search_memory", query="cats", limit=0)
+    assert "filters.price.between" in conn.error(
+        "search_memory", query="cats", filters={"price": {"between": [1, 2]}}
+    )
+    assert "cursor: not a cursor" in conn.error("list_memories", cursor="page-2")
+    assert "memory_id: no memory 'nope'" in conn.error("get_history", memory_id="nope")
+    assert "predicate: unknown predicate" in conn.error("get_facts", predicate="owns_yacht")
+    assert "query" in conn.error("search_memory")  # missing required argument
+    # ...and the server keeps serving.
+    assert conn.ok("list_memories", limit=1)["memories"] is not None
+
+
+def test_lists_pages_with_a_cursor(conn: Conn) -> None:
+    session = f"pages-{conn.transport}"
+    ids = [
+        conn.ok("add_memory", content=f"note number {i}", session_id=session)["memories"][0]["id"]
+        for i in range(3)
+    ]
+    first = conn.ok("list_memories", session_id=session, limit=2)
+    assert [m["id"] for m in first["memories"]] == ids[:2]
+    rest = conn.ok("list_memories", session_id=session, limit=2, cursor=first["next_cursor"])
+    assert [m["id"] for m in rest["memories"]] == ids[2:]
+    assert rest["next_cursor"] is None
+
+
+def test_facts_and_context_from_what_the_user_said(conn: Conn) -> None:
+    conn.ok("add_memory", content="I live in Porto and my sister is called Lena.")
+    facts = conn.ok("get_facts")
+    assert facts["profile"]["identity"]["lives_in"] == "Porto"
+    assert facts["profile"]["relationships"]["sister"] == ["Lena"]
+    lives = conn.ok("get_facts", predicate="lives_in")["facts"]
+    assert [(f["subject"], f["object"]) for f in lives] == [("user", "Porto")]
+
+    ctx = conn.ok("get_context", query="Where do I live?", budget_tokens=200)
+    assert "Porto" in ctx["text"]
+    assert 0 < ctx["tokens"] <= 200
+    assert "budget_tokens" in conn.error("get_context", query="x", budget_tokens=0)
+
+
+def test_outcomes_and_strategies(conn: Conn) -> None:
+    task = f"deploy the {conn.transport} web app"
+    for ok in (True, True, False):
+        conn.ok("record_outcome", task=task, strategy="docker compose", success=ok)
+    conn.ok("record_outcome", task=task, strategy="manual scp", success=False, detail="timeout")
+    found = conn.ok("get_strategies", task=task)["strategies"]
+    assert [(s["strategy"], s["successes"], s["failures"]) for s in found] == [
+        ("docker compose", 2, 1),
+        ("manual scp", 0, 1),
+    ]
+    assert conn.ok("get_strategies")["insights"] == []  # too few outcomes to generalise
+    assert "success" in conn.error("record_outcome", task=task, strategy="x", success="maybe")
+
+
+# -- user scoping ---------------------------------------------------------------------------
+
+
+def test_an_unpinned_server_acts_for_the_user_a_call_names(stdio_conn: Conn) -> None:
+    bob = stdio_conn.ok("add_memory", content="Bob's locker code is 4711", user_id="bob")
+    (memory,) = bob["memories"]
+    assert memory["user_id"] == "bob"
+    hits = stdio_conn.ok("search_memory", query="locker code")["hits"]  # alice, the default
+    assert memory["id"] not in {h["id"] for h in hits}
+    hits = stdio_conn.ok("search_memory", query="locker code", user_id="bob")["hits"]
+    assert hits[0]["id"] == memory["id"]
+    # Another user's memory does not exist for alice: not readable, not deletable.
+    assert "no memory" in stdio_conn.error("delete_memory", memory_id=memory["id"])
+    assert "no memory" in stdio_conn.error("get_history", memory_id=memory["id"])
+    assert stdio_conn.ok("delete_memory", memory_id=memory["id"], user_id="bob")
+
+
+def test_a_pinned_server_refuses_every_other_user(http_conn: Conn) -> None:
+    mine = http_conn.ok("add_memory", content="The spare key is under the mat")["memories"][0]
+    for tool, args in [
+        ("add_memory", {"content": "x"}),
+        ("search_memory", {"query": "key"}),
+        ("get_context", {"query": "key"}),
+        ("list_memories", {}),
+        ("delete_memory", {"memory_id": mine["id"]}),
+        ("get_facts", {}),
+        ("record_outcome", {"task": "t", "strategy": "s", "success": True}),
+        ("get_strategies", {}),
+        ("get_history", {"memory_id": mine["id"]}),
+    ]:
+        message = http_conn.error(tool, **args, user_id="mallory")
+        assert "user_id: this server is pinned to user 'alice'" in message, tool
+    assert http_conn.ok("get_history", memory_id=mine["id"], user_id="alice")["events"]
+    assert http_conn.ok("delete_memory", memory_id=mine["id"])  # nothing was deleted above
+
+
+# -- in process -----------------------------------------------------------------------------
+
+
+def test_without_a_default_user_every_call_must_name_one(mem: Memory) -> None:
+    async def scenario() -> tuple[CallToolResult, CallToolResult]:
+        async with Client(build_server(mem)) as client:
+            missing = await client.call_tool("search_memory", {"query": "anything"})
+            named = await client.call_tool("add_memory", {"content": "hi", "user_id": "u1"})
+            return missing, named
+
+    missing, named = anyio.run(scenario)
+    assert missing.is_error
+    assert "user_id: required: this server has no default user" in _text(missing)
+    assert not named.is_error
+    assert mem.list(user_id="u1").items[0].content == "hi"
+
+
+def test_a_slow_call_does_not_hold_up_the_others(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    real_search = mem.search
+
+    def blocked_search(*args: Any, **kwargs: Any) -> Any:
+        assert release.wait(10), "never released"
+        return real_search(*args, **kwargs)
+
+    monkeypatch.setattr(mem, "search", blocked_search)
+
+    async def scenario() -> tuple[bool, CallToolResult]:
+        async with (
+            Client(build_server(mem, UserScope("u1"))) as client,
+            anyio.create_task_group() as tg,
+        ):
+            found: list[CallToolResult] = []
+
+            async def search() -> None:
+                found.append(await client.call_tool("search_memory", {"query": "tea"}))
+
+            tg.start_soon(search)
+            listed = await client.call_tool("list_memories", {})
+            served_while_blocked = not listed.is_error and not release.is_set()
+            release.set()
+        return served_while_blocked, found[0]
+
+    served_while_blocked, found = anyio.run(scenario)
+    assert served_while_blocked
+    assert not found.is_error
+
+
+def test_user_scope_resolution() -> None:
+    assert UserScope().resolve("u1") == "u1"
+    assert UserScope("alice").resolve(None) == "alice"
+    assert UserScope("alice").resolve("bob") == "bob"
+    pinned = UserScope("alice", pinned=True)
+    assert pinned.resolve(None) == pinned.resolve("alice") == "alice"
+    with pytest.raises(ValidationError, match="pinned to user 'alice'") as err:
+        pinned.resolve("bob")
+    assert err.value.field == "user_id"
+    with pytest.raises(ValidationError, match="pinned server needs a user"):
+        UserScope(pinned=True)
+
+
+def test_the_kind_enum_matches_memory_kinds() -> None:
+    assert set(typing.get_args(Kind)) == {k.value for k in MemoryKind}
