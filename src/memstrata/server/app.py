@@ -21,6 +21,7 @@ from .keys import KeyStore
 from .routes import ROUTERS
 from .settings import ServerSettings
 from .tenants import TenantPool
+from .ui import mount_ui
 
 __all__ = ["build_app"]
 
@@ -97,4 +98,6 @@ def build_app(settings: ServerSettings) -> FastAPI:
 
     for router in ROUTERS:
         app.include_router(router)
+    # The web memory browser: static files at /ui, no key (it asks for one; docs/ui.md).
+    mount_ui(app)
     return app
