@@ -18,7 +18,8 @@ bounded retries, or an answer that is empty once cleaned make
 :meth:`LLMSummarizer.summarize` log a warning and return the ``fallback`` summariser's
 result (by default :class:`~memstrata.summarizers.ExtractiveSummarizer`).
 :attr:`LLMSummarizer.last_source` tells which one wrote it. Retries, ``Retry-After`` and
-the time budget follow :class:`memstrata.semantic.llm.LLMExtractor`.
+the time budget are :mod:`memstrata.llm_client`'s, as for
+:class:`memstrata.semantic.llm.LLMExtractor`.
 
 Needs the ``llm`` extra (the ``openai`` SDK).
 """
@@ -28,10 +29,8 @@ from __future__ import annotations
 import logging
 import math
 import re
-import threading
-import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from .config import LLMSettings
 from .errors import ValidationError
@@ -39,9 +38,7 @@ from .summarizers import ExtractiveSummarizer, Summarizer
 from .tokens import TokenCounter
 
 try:
-    import openai
-
-    from .semantic.llm import _backoff, _one_line, _retry_after, _retryable
+    from .llm_client import Deadline, LLMBacked
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "LLM summaries need the optional dependencies: pip install 'memstrata[llm]'"
@@ -53,8 +50,6 @@ if TYPE_CHECKING:
 __all__ = ["LLMSummarizer", "build_messages", "clean_answer", "fit_lines"]
 
 log = logging.getLogger(__name__)
-
-Source = Literal["llm", "fallback"]
 
 # The answer may use a little more than the budget in the model's own tokens: its
 # tokenizer can split text more finely than the caller's (Chinese especially).
@@ -163,7 +158,7 @@ def fit_lines(text: str, max_tokens: int, counter: TokenCounter) -> str:
     return out if counter.count(out) <= max_tokens else counter.truncate(out, max_tokens)
 
 
-class LLMSummarizer:
+class LLMSummarizer(LLMBacked):
     """Writes summaries with a chat model behind any OpenAI-compatible endpoint.
 
     Implements :class:`~memstrata.summarizers.Summarizer`. Each :meth:`summarize` makes
@@ -218,39 +213,11 @@ class LLMSummarizer:
             raise ValidationError("max_answer_tokens", f"must be an int, got {max_answer_tokens!r}")
         if max_answer_tokens < 1:
             raise ValidationError("max_answer_tokens", f"must be >= 1, got {max_answer_tokens}")
-        self.settings = settings
-        self.name = f"llm:{settings.model}"
+        super().__init__(settings, budget_s)
         self.max_answer_tokens = max_answer_tokens
-        self.budget_s = (
-            budget_s if budget_s is not None else (settings.max_retries + 1) * settings.timeout_s
-        )
         self.fallback: Summarizer = fallback if fallback is not None else ExtractiveSummarizer()
-        key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
-        # Retries are ours (bounded by budget_s), so the SDK makes exactly one attempt.
-        # A local server takes no key, but the SDK wants one: send a placeholder.
-        self._client = openai.OpenAI(
-            base_url=settings.base_url,
-            api_key=key or "no-key",
-            timeout=settings.timeout_s,
-            max_retries=0,
-        )
-        self._local = threading.local()
 
     # -- public ---------------------------------------------------------------------------
-
-    @property
-    def last_source(self) -> Source | None:
-        """Who wrote this thread's last :meth:`summarize` result: ``"llm"``,
-        ``"fallback"``, or ``None`` before the first call."""
-        source: Source | None = getattr(self._local, "source", None)
-        return source
-
-    @property
-    def last_error(self) -> str | None:
-        """Why this thread's last :meth:`summarize` fell back (``"ErrorType: message"``),
-        or ``None`` when the model answered."""
-        error: str | None = getattr(self._local, "error", None)
-        return error
 
     def summarize(self, lines: Sequence[str], max_tokens: int, counter: TokenCounter) -> str:
         """Summary of ``lines`` (oldest first; each may start with ``"role: "``).
@@ -273,94 +240,35 @@ class LLMSummarizer:
         """
         texts = _check(lines, max_tokens)
         if max_tokens == 0 or not texts:
-            self._record("llm", None)
+            self._answered()
             return ""
         try:
             summary = self._summarize_with_model(texts, max_tokens, counter)
         except Exception as exc:  # the contract: summarize never raises for the model
-            reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
-            log.warning(
-                "%s failed (%s); using the %s summary", self.name, reason, self.fallback.name
-            )
-            self._record("fallback", reason)
+            self._fell_back(exc, f"the {self.fallback.name} summary")
             return self._summarize_with_fallback(lines, max_tokens, counter)
-        self._record("llm", None)
+        self._answered()
         return summary
-
-    def close(self) -> None:
-        """Close the HTTP connections."""
-        self._client.close()
-
-    def __enter__(self) -> LLMSummarizer:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"LLMSummarizer(model={self.settings.model!r}, base_url={self.settings.base_url!r})"
 
     # -- internals --------------------------------------------------------------------------
 
-    def _record(self, source: Source, error: str | None) -> None:
-        self._local.source = source
-        self._local.error = error
-
     def _summarize_with_model(
         self, lines: Sequence[str], max_tokens: int, counter: TokenCounter
     ) -> str:
-        deadline = time.monotonic() + self.budget_s
+        deadline = Deadline.after(self.budget_s)
         asked = math.ceil(max_tokens * _ANSWER_HEADROOM) + _ANSWER_EXTRA_TOKENS
-        content = self._complete(
-            build_messages(lines, max_tokens), min(self.max_answer_tokens, asked), deadline
+        content = self._chat.complete(
+            build_messages(lines, max_tokens),
+            deadline,
+            max_tokens=min(self.max_answer_tokens, asked),
         )
         summary = fit_lines(clean_answer(content), max_tokens, counter)
         if not summary:
             raise ValueError(f"the answer holds no summary: {content[:200]!r}")
         return summary
-
-    def _complete(
-        self, messages: list[ChatCompletionMessageParam], answer_tokens: int, deadline: float
-    ) -> str:
-        """One answer's text, after at most ``max_retries`` retries of transport failures.
-
-        Raises:
-            TimeoutError: the time budget ran out (or a server's Retry-After exceeds it).
-            openai.APIError: a failure that is not retried, or the last retry's failure.
-        """
-        retries = 0
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(f"no answer within the {self.budget_s:g} s budget")
-            try:
-                response = self._client.chat.completions.create(
-                    model=self.settings.model,
-                    messages=messages,
-                    temperature=self.settings.temperature,
-                    max_tokens=answer_tokens,
-                    timeout=min(self.settings.timeout_s, remaining),
-                )
-            except openai.APIStatusError as exc:
-                if retries >= self.settings.max_retries or not _retryable(exc.status_code):
-                    raise
-                asked = _retry_after(exc.response.headers)
-                delay = asked if asked is not None else _backoff(retries)
-            except openai.APIConnectionError:  # includes APITimeoutError
-                if retries >= self.settings.max_retries:
-                    raise
-                delay = _backoff(retries)
-            else:
-                if not response.choices:
-                    return ""
-                return response.choices[0].message.content or ""
-            retries += 1
-            if delay >= deadline - time.monotonic():
-                raise TimeoutError(
-                    f"retrying after {delay:g} s would pass the {self.budget_s:g} s budget"
-                )
-            log.debug("retry %d of %d in %.2f s", retries, self.settings.max_retries, delay)
-            time.sleep(delay)
 
     def _summarize_with_fallback(
         self, lines: Sequence[str], max_tokens: int, counter: TokenCounter

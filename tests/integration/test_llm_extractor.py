@@ -1,31 +1,27 @@
 """LLMExtractor against a real OpenAI-compatible HTTP server process on loopback.
 
-The server (``tests/fake_llm_server.py``) runs as a subprocess on 127.0.0.1 and answers
-each chat request with the next step of a per-test script, so every path is exercised
-over real HTTP: valid answers, near-JSON, invalid answers and re-asks, timeouts, HTTP
+The server (``tests/fake_llm_server.py``, started by ``conftest.py``) runs as a
+subprocess on 127.0.0.1 and answers each chat request with the next step of a per-test
+script, so every path is exercised over real HTTP: valid answers, near-JSON, invalid answers and re-asks, timeouts, HTTP
 errors with retries, and a server that rejects ``response_format``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
-from collections.abc import Iterator
 from datetime import UTC, date, datetime
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 pytest.importorskip("openai")
 pytest.importorskip("json_repair")
 
-from pydantic import SecretStr, ValidationError
+from pydantic import ValidationError
 
 from memstrata.config import LLMSettings, settings_from_env
 from memstrata.errors import ValidationError as MemstrataValidationError
@@ -39,7 +35,11 @@ from memstrata.semantic.types import (
     ResolvedDate,
 )
 
-SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "fake_llm_server.py"
+if TYPE_CHECKING:
+    from conftest import FakeLLM
+
+pytestmark = pytest.mark.usefixtures("no_proxy")
+
 WHEN = datetime(2024, 5, 8, 12, 0, tzinfo=UTC)  # a Wednesday
 YESTERDAY = date(2024, 5, 7)
 TEXT = "I live in Lisbon. My sister Maria visited Porto yesterday."
@@ -86,61 +86,7 @@ EXPECTED_FACTS = [
 LIVES_IN_LISBON = ExtractedFact(SELF, "lives_in", "Lisbon", evidence="I live in Lisbon")
 
 
-# -- the server ---------------------------------------------------------------------------
-
-
-class FakeLLM:
-    """Handle on the server process: script it, read what it received."""
-
-    def __init__(self, port: int) -> None:
-        self.root = f"http://127.0.0.1:{port}"
-        self.base_url = f"{self.root}/v1"
-        # No proxy, whatever the environment says: the server is on loopback.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-    def script(self, *steps: dict[str, Any], reject_response_format: bool = False) -> None:
-        body = {"script": list(steps), "reject_response_format": reject_response_format}
-        self._call("POST", "/_control", body)
-
-    def requests(self) -> list[dict[str, Any]]:
-        result: list[dict[str, Any]] = self._call("GET", "/_requests")
-        return result
-
-    def bodies(self) -> list[dict[str, Any]]:
-        return [r["body"] for r in self.requests()]
-
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.root + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
-        with self._opener.open(request, timeout=5) as response:
-            return json.loads(response.read())
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeLLM]:
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER_SCRIPT), "--host", "127.0.0.1", "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()  # the server prints READY <port> once bound
-        assert line.startswith("READY "), f"fake server did not start: {line!r}"
-        yield FakeLLM(int(line.split()[1]))
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stdout is not None:
-            process.stdout.close()
-
-
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
+# -- fixtures -----------------------------------------------------------------------------
 
 
 class RecordingFallback:
@@ -164,28 +110,10 @@ def fallback() -> RecordingFallback:
 
 
 @pytest.fixture
-def make(server: FakeLLM, fallback: RecordingFallback) -> Iterator[Any]:
+def make(on_server: Any, fallback: RecordingFallback) -> Any:
     """``make(timeout_s=…, max_retries=…, **extractor_kwargs)`` → an LLMExtractor on the
     fake server with the recording fallback; closed after the test."""
-    made: list[LLMExtractor] = []
-
-    def build(
-        *, timeout_s: float = 3.0, max_retries: int = 0, base_url: str | None = None, **kwargs: Any
-    ) -> LLMExtractor:
-        settings = LLMSettings(
-            base_url=base_url or server.base_url,
-            model="fake-model",
-            api_key=SecretStr("sk-test"),
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-        )
-        extractor = LLMExtractor(settings, fallback=kwargs.pop("fallback", fallback), **kwargs)
-        made.append(extractor)
-        return extractor
-
-    yield build
-    for extractor in made:
-        extractor.close()
+    return functools.partial(on_server, LLMExtractor, fallback=fallback)
 
 
 def answer(content: str, **extra: Any) -> dict[str, Any]:

@@ -12,62 +12,30 @@ Qwen2.5-1.5B-Instruct GGUF builds that work)::
 ``MEMSTRATA_LLM_MODEL`` defaults to ``local`` (llama.cpp ignores it) and
 ``MEMSTRATA_LLM_TIMEOUT`` to 180 s per attempt: a 1.5B model on two CPU cores writes
 about 10 tokens per second. A fallback that raises makes any failure of the model (no
-JSON, timeout, HTTP error) fail the test instead of being covered by the rules.
+JSON, timeout, HTTP error) fail the test instead of being covered by the rules. The gate,
+the settings and that fallback are in ``conftest.py`` (``smoke_settings``,
+``on_smoke_server``).
 """
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, date, datetime
+from typing import Any
 
 import pytest
 
 pytest.importorskip("openai")
 pytest.importorskip("json_repair")
 
-from memstrata.config import LLMSettings, settings_from_env
 from memstrata.semantic.llm import LLMExtractor
-from memstrata.semantic.types import SELF, Extraction
-
-pytestmark = pytest.mark.skipif(
-    os.environ.get("MEMSTRATA_LLM_SMOKE") != "1" or not os.environ.get("MEMSTRATA_LLM_BASE_URL"),
-    reason="opt-in: set MEMSTRATA_LLM_SMOKE=1 and MEMSTRATA_LLM_BASE_URL to a local model server",
-)
+from memstrata.semantic.types import SELF
 
 WHEN = datetime(2024, 5, 8, 12, 0, tzinfo=UTC)  # a Wednesday
 
 
-class FailingFallback:
-    """Turns a fallback into a test failure, with the model's error in the message."""
-
-    name = "failing-fallback"
-
-    def __init__(self) -> None:
-        self.extractor: LLMExtractor | None = None
-
-    def extract(
-        self, text: str, *, speaker: str | None = None, timestamp: datetime | None = None
-    ) -> Extraction:
-        error = self.extractor.last_error if self.extractor else None
-        pytest.fail(f"the model's answer was not usable: {error}")
-
-
-@pytest.fixture(scope="module")
-def settings() -> LLMSettings:
-    env = dict(os.environ)
-    env.setdefault("MEMSTRATA_LLM_MODEL", "local")
-    env.setdefault("MEMSTRATA_LLM_TIMEOUT", "180")
-    llm = settings_from_env(env).llm
-    assert llm is not None
-    return llm.model_copy(update={"max_retries": 0})
-
-
 @pytest.fixture
-def extractor(settings: LLMSettings) -> LLMExtractor:
-    fallback = FailingFallback()
-    extractor = LLMExtractor(settings, fallback=fallback, max_tokens=512)
-    fallback.extractor = extractor
-    return extractor
+def extractor(on_smoke_server: Any) -> LLMExtractor:
+    return on_smoke_server(LLMExtractor, max_tokens=512)
 
 
 def test_identity_and_allergy_facts(extractor: LLMExtractor) -> None:

@@ -1,39 +1,38 @@
 """LLMSummarizer against a real OpenAI-compatible HTTP server process on loopback.
 
-The server (``tests/fake_llm_server.py``) runs as a subprocess on 127.0.0.1 and answers
-each chat request with the next step of a per-test script, so every path goes over real
-HTTP: answers used and cut to the budget, cleaned answers, HTTP errors with retries,
-timeouts, empty answers, and a working-memory window folding turns through the model.
+The server (``tests/fake_llm_server.py``, started by ``conftest.py``) runs as a
+subprocess on 127.0.0.1 and answers each chat request with the next step of a per-test
+script, so every path goes over real HTTP: answers used and cut to the budget, cleaned
+answers, HTTP errors with retries, timeouts, empty answers, and a working-memory window
+folding turns through the model.
 """
 
 from __future__ import annotations
 
-import json
+import functools
 import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 pytest.importorskip("openai")
 
-from pydantic import SecretStr
-
 from memstrata import Memory
-from memstrata.config import LLMSettings
 from memstrata.errors import ValidationError
 from memstrata.llm_summary import LLMSummarizer, build_messages, clean_answer, fit_lines
 from memstrata.semantic.llm import LLMExtractor
 from memstrata.summarizers import ExtractiveSummarizer, Summarizer
 from memstrata.tokens import QuicktokCounter, TokenCounter, count_messages
 
-SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "fake_llm_server.py"
+if TYPE_CHECKING:
+    from conftest import FakeLLM
+
+pytestmark = pytest.mark.usefixtures("no_proxy")
+
 COUNTER = QuicktokCounter("o200k_base")
 LINES = [
     "user: Hi there!",
@@ -57,84 +56,21 @@ ANSWER_ZH = "用户的妹妹玛丽亚5月3日搬到波尔图。\n用户同意订
 LLM_ENV = ("MEMSTRATA_LLM_BASE_URL", "MEMSTRATA_LLM_MODEL", "MEMSTRATA_LLM_API_KEY")
 
 
-# -- the server ---------------------------------------------------------------------------
-
-
-class FakeLLM:
-    """Handle on the server process: script it, read what it received."""
-
-    def __init__(self, port: int) -> None:
-        self.root = f"http://127.0.0.1:{port}"
-        self.base_url = f"{self.root}/v1"
-        # No proxy, whatever the environment says: the server is on loopback.
-        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-    def script(self, *steps: dict[str, Any]) -> None:
-        self._call("POST", "/_control", {"script": list(steps)})
-
-    def bodies(self) -> list[dict[str, Any]]:
-        return [r["body"] for r in self._call("GET", "/_requests")]
-
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(
-            self.root + path, data=data, method=method, headers={"Content-Type": "application/json"}
-        )
-        with self._opener.open(request, timeout=5) as response:
-            return json.loads(response.read())
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[FakeLLM]:
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER_SCRIPT), "--host", "127.0.0.1", "--port", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()  # the server prints READY <port> once bound
-        assert line.startswith("READY "), f"fake server did not start: {line!r}"
-        yield FakeLLM(int(line.split()[1]))
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
-        if process.stdout is not None:
-            process.stdout.close()
+# -- fixtures -----------------------------------------------------------------------------
 
 
 @pytest.fixture(autouse=True)
-def _no_proxy_no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(var, raising=False)
+def _no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in LLM_ENV:
         monkeypatch.delenv(var, raising=False)
 
 
 @pytest.fixture
-def make(server: FakeLLM) -> Iterator[Any]:
+def make(server: FakeLLM, on_server: Any) -> Any:
     """``make(timeout_s=…, max_retries=…, **summarizer_kwargs)`` → an LLMSummarizer on the
     fake server (script emptied); closed after the test."""
-    made: list[LLMSummarizer] = []
     server.script()
-
-    def build(
-        *, timeout_s: float = 3.0, max_retries: int = 0, base_url: str | None = None, **kwargs: Any
-    ) -> LLMSummarizer:
-        settings = LLMSettings(
-            base_url=base_url or server.base_url,
-            model="fake-model",
-            api_key=SecretStr("sk-test"),
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-        )
-        summarizer = LLMSummarizer(settings, **kwargs)
-        made.append(summarizer)
-        return summarizer
-
-    yield build
-    for summarizer in made:
-        summarizer.close()
+    return functools.partial(on_server, LLMSummarizer)
 
 
 def answer(content: str, **extra: Any) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Opt-in smoke test of LLMSummarizer against a real local model server.
 
-Gated like ``test_llm_smoke.py``: skipped unless ``MEMSTRATA_LLM_SMOKE=1`` and
+Gated like ``test_llm_smoke.py`` (``smoke_settings`` and ``on_smoke_server`` in
+``conftest.py``): skipped unless ``MEMSTRATA_LLM_SMOKE=1`` and
 ``MEMSTRATA_LLM_BASE_URL`` points at an OpenAI-compatible server on this machine (the test
 suite blocks every address but loopback)::
 
@@ -15,55 +16,31 @@ empty answer) fail the test instead of being covered by the extractive summary.
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
 pytest.importorskip("openai")
 
-from memstrata.config import LLMSettings, settings_from_env
 from memstrata.llm_summary import LLMSummarizer
-from memstrata.tokens import QuicktokCounter, TokenCounter
-
-pytestmark = pytest.mark.skipif(
-    os.environ.get("MEMSTRATA_LLM_SMOKE") != "1" or not os.environ.get("MEMSTRATA_LLM_BASE_URL"),
-    reason="opt-in: set MEMSTRATA_LLM_SMOKE=1 and MEMSTRATA_LLM_BASE_URL to a local model server",
-)
+from memstrata.tokens import QuicktokCounter
 
 COUNTER = QuicktokCounter("o200k_base")
-
-
-class FailingFallback:
-    """Turns a fallback into a test failure, with the model's error in the message."""
-
-    name = "failing-fallback"
-
-    def __init__(self) -> None:
-        self.summarizer: LLMSummarizer | None = None
-
-    def summarize(self, lines: Sequence[str], max_tokens: int, counter: TokenCounter) -> str:
-        error = self.summarizer.last_error if self.summarizer else None
-        pytest.fail(f"the model's answer was not usable: {error}")
-
-
-@pytest.fixture(scope="module")
-def settings() -> LLMSettings:
-    env = dict(os.environ)
-    env.setdefault("MEMSTRATA_LLM_MODEL", "local")
-    env.setdefault("MEMSTRATA_LLM_TIMEOUT", "180")
-    llm = settings_from_env(env).llm
-    assert llm is not None
-    return llm.model_copy(update={"max_retries": 0})
+BUDGET = 60
 
 
 @pytest.fixture
-def summarizer(settings: LLMSettings) -> LLMSummarizer:
-    fallback = FailingFallback()
-    summarizer = LLMSummarizer(settings, fallback=fallback)
-    fallback.summarizer = summarizer
-    return summarizer
+def summarizer(on_smoke_server: Any) -> LLMSummarizer:
+    return on_smoke_server(LLMSummarizer)
+
+
+def summarize(summarizer: LLMSummarizer, lines: list[str]) -> str:
+    """The model's summary of ``lines``, checked to be the model's and within BUDGET."""
+    result = summarizer.summarize(lines, BUDGET, COUNTER)
+    assert summarizer.last_source == "llm"
+    assert COUNTER.count(result) <= BUDGET
+    return result
 
 
 def test_english_summary_keeps_names_and_numbers(summarizer: LLMSummarizer) -> None:
@@ -73,9 +50,7 @@ def test_english_summary_keeps_names_and_numbers(summarizer: LLMSummarizer) -> N
         "user: She starts at Banco Norte on June 1. Please always use metric units with me.",
         "assistant: Noted. Do you want me to look for trains to Porto?",
     ]
-    result = summarizer.summarize(lines, 60, COUNTER)
-    assert summarizer.last_source == "llm"
-    assert COUNTER.count(result) <= 60
+    result = summarize(summarizer, lines)
     assert "Maria" in result and "Porto" in result
 
 
@@ -85,8 +60,6 @@ def test_chinese_summary_stays_in_chinese(summarizer: LLMSummarizer) -> None:
         "assistant: 好的，我记住了。",
         "user: 她六月一号开始上班。以后请都用公制单位。",
     ]
-    result = summarizer.summarize(lines, 60, COUNTER)
-    assert summarizer.last_source == "llm"
-    assert COUNTER.count(result) <= 60
+    result = summarize(summarizer, lines)
     assert "玛丽亚" in result or "波尔图" in result
     assert len(re.findall(r"[\u4e00-\u9fff]", result)) > len(re.findall(r"[A-Za-z]", result))

@@ -25,10 +25,9 @@ import logging
 import math
 import re
 import threading
-import time
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -39,6 +38,7 @@ from .types import SELF, ExtractedEntity, ExtractedFact, Extraction, Extractor, 
 try:
     import openai
 
+    from ..llm_client import Deadline, LLMBacked
     from .jsonrepair import extract_json
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -57,8 +57,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-Source = Literal["llm", "fallback"]
 
 #: Predicates the model may use: all but ``feedback``, which only
 #: ``Memory.learn_from_feedback`` records.
@@ -170,10 +168,6 @@ _EDGE_PUNCTUATION = " \t\r\n\"'`“”‘’「」『』.,;:!?。，；：！？
 _ISO_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.+\-Z]*)?$")
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _EVIDENCE_CHARS = 300
-# Retry backoff when the server gives no Retry-After: 0.25 s, 0.5 s, 1 s … at most 4 s.
-_BACKOFF_S = 0.25
-_BACKOFF_MAX_S = 4.0
-_RETRY_STATUS = frozenset({408, 409, 429})
 
 
 def normalize_predicate(raw: str) -> str | None:
@@ -470,7 +464,7 @@ def _to_extraction(parsed: _Parsed, text: str, speaker: str | None) -> Extractio
 # -- the extractor ----------------------------------------------------------------------
 
 
-class LLMExtractor:
+class LLMExtractor(LLMBacked):
     """Extracts facts with a chat model behind any OpenAI-compatible endpoint.
 
     Implements :class:`~.types.Extractor`. Each :meth:`extract` makes one chat request
@@ -517,42 +511,14 @@ class LLMExtractor:
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
         if budget_s is not None and not budget_s > 0:
             raise ValueError(f"budget_s must be > 0, got {budget_s}")
-        self.settings = settings
-        self.name = f"llm:{settings.model}"
+        super().__init__(settings, budget_s)
         self.reasks = reasks
         self.max_tokens = max_tokens
-        self.budget_s = (
-            budget_s if budget_s is not None else (settings.max_retries + 1) * settings.timeout_s
-        )
-        key = settings.api_key.get_secret_value() if settings.api_key is not None else ""
-        # Retries are ours (bounded by budget_s), so the SDK makes exactly one attempt.
-        # A local server takes no key, but the SDK wants one: send a placeholder.
-        self._client = openai.OpenAI(
-            base_url=settings.base_url,
-            api_key=key or "no-key",
-            timeout=settings.timeout_s,
-            max_retries=0,
-        )
         self._json_mode = True
         self._fallback = fallback
         self._fallback_lock = threading.Lock()
-        self._local = threading.local()
 
     # -- public ---------------------------------------------------------------------------
-
-    @property
-    def last_source(self) -> Source | None:
-        """Who produced this thread's last :meth:`extract` result: ``"llm"``,
-        ``"fallback"``, or ``None`` before the first call."""
-        source: Source | None = getattr(self._local, "source", None)
-        return source
-
-    @property
-    def last_error(self) -> str | None:
-        """Why this thread's last :meth:`extract` fell back (``"ErrorType: message"``),
-        or ``None`` when the model answered."""
-        error: str | None = getattr(self._local, "error", None)
-        return error
 
     @property
     def json_mode(self) -> bool:
@@ -572,38 +538,22 @@ class LLMExtractor:
         returns an empty extraction without a request.
         """
         if not text or not text.strip():
-            self._record("llm", None)
+            self._answered()
             return Extraction()
         try:
             extraction = self._extract_with_model(text, speaker, timestamp)
         except Exception as exc:  # the contract: extract never raises
-            reason = f"{type(exc).__name__}: {_one_line(str(exc))}"
-            log.warning("%s failed (%s); using the fallback extractor", self.name, reason)
-            self._record("fallback", reason)
+            self._fell_back(exc, "the fallback extractor")
             return self._extract_with_fallback(text, speaker, timestamp)
-        self._record("llm", None)
+        self._answered()
         return extraction
 
-    def close(self) -> None:
-        """Close the HTTP connections."""
-        self._client.close()
-
-    def __enter__(self) -> LLMExtractor:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     # -- internals --------------------------------------------------------------------------
-
-    def _record(self, source: Source, error: str | None) -> None:
-        self._local.source = source
-        self._local.error = error
 
     def _extract_with_model(
         self, text: str, speaker: str | None, timestamp: datetime | None
     ) -> Extraction:
-        deadline = time.monotonic() + self.budget_s
+        deadline = Deadline.after(self.budget_s)
         messages = build_messages(text, speaker=speaker, timestamp=timestamp)
         for ask in range(self.reasks + 1):
             content = self._complete(messages, deadline)
@@ -626,59 +576,33 @@ class LLMExtractor:
             return _to_extraction(parsed, text, speaker)
         raise AssertionError("unreachable: the last ask returns or raises")
 
-    def _complete(self, messages: list[ChatCompletionMessageParam], deadline: float) -> str:
-        """One answer's text, after at most ``max_retries`` retries of transport failures.
+    def _complete(self, messages: list[ChatCompletionMessageParam], deadline: Deadline) -> str:
+        """One answer's text (:meth:`ChatClient.complete`), asked as a JSON object while
+        the server takes ``response_format``; once it rejects that, asked again without.
 
         Raises:
             TimeoutError: the time budget ran out (or a server's Retry-After exceeds it).
             openai.APIError: a failure that is not retried, or the last retry's failure.
         """
-        retries = 0
-        dropped_json_mode = False
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError(f"no answer within the {self.budget_s:g} s budget")
-            json_mode = self._json_mode
-            try:
-                response = self._client.chat.completions.create(
-                    model=self.settings.model,
-                    messages=messages,
-                    temperature=self.settings.temperature,
-                    max_tokens=self.max_tokens if self.max_tokens is not None else openai.omit,
-                    response_format={"type": "json_object"} if json_mode else openai.omit,
-                    timeout=min(self.settings.timeout_s, remaining),
-                )
-            except (openai.BadRequestError, openai.UnprocessableEntityError):
-                if json_mode:
-                    # Many local servers reject response_format: ask again without it.
-                    log.info("%s rejected response_format; retrying without it", self.name)
-                    self._json_mode = False
-                    dropped_json_mode = True
-                    continue
-                if dropped_json_mode:  # the rejection was not about response_format
-                    self._json_mode = True
+        json_mode = self._json_mode
+        try:
+            return self._chat.complete(
+                messages,
+                deadline,
+                max_tokens=self.max_tokens,
+                response_format={"type": "json_object"} if json_mode else None,
+            )
+        except (openai.BadRequestError, openai.UnprocessableEntityError):
+            if not json_mode:
                 raise
-            except openai.APIStatusError as exc:
-                if retries >= self.settings.max_retries or not _retryable(exc.status_code):
-                    raise
-                asked = _retry_after(exc.response.headers)
-                delay = asked if asked is not None else _backoff(retries)
-            except openai.APIConnectionError:  # includes APITimeoutError
-                if retries >= self.settings.max_retries:
-                    raise
-                delay = _backoff(retries)
-            else:
-                if not response.choices:
-                    return ""
-                return response.choices[0].message.content or ""
-            retries += 1
-            if delay >= deadline - time.monotonic():
-                raise TimeoutError(
-                    f"retrying after {delay:g} s would pass the {self.budget_s:g} s budget"
-                )
-            log.debug("retry %d of %d in %.2f s", retries, self.settings.max_retries, delay)
-            time.sleep(delay)
+        # Many local servers reject response_format: ask again without it.
+        log.info("%s rejected response_format; retrying without it", self.name)
+        self._json_mode = False
+        try:
+            return self._chat.complete(messages, deadline, max_tokens=self.max_tokens)
+        except (openai.BadRequestError, openai.UnprocessableEntityError):
+            self._json_mode = True  # the rejection was not about response_format
+            raise
 
     def _extract_with_fallback(
         self, text: str, speaker: str | None, timestamp: datetime | None
@@ -696,31 +620,3 @@ class LLMExtractor:
 
                 self._fallback = RuleExtractor()
             return self._fallback
-
-
-def _retryable(status: int) -> bool:
-    return status in _RETRY_STATUS or status >= 500
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds from ``retry-after-ms`` or a numeric ``retry-after`` header, else ``None``."""
-    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(header)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) * scale
-        except ValueError:
-            continue
-        if math.isfinite(seconds) and seconds >= 0:
-            return seconds
-    return None
-
-
-def _backoff(retries: int) -> float:
-    return float(min(_BACKOFF_S * 2.0**retries, _BACKOFF_MAX_S))
-
-
-def _one_line(message: str, limit: int = 200) -> str:
-    flat = " ".join(message.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
