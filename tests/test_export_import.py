@@ -115,8 +115,11 @@ def test_export_then_import_into_a_new_file_round_trips_exactly(
         assert copy.stats()["history_events"] == source.stats()["history_events"]
 
 
-def test_the_imported_store_searches_like_the_original(source: Memory, tmp_path: Path) -> None:
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+def test_the_imported_store_searches_like_the_original(
+    source: Memory, tmp_path: Path, clock: Any
+) -> None:
+    # The same clock as the source: retention (a ranking signal) depends on "now".
+    with Memory(tmp_path / "copy.db", embedder="hashing", clock=clock) as copy:
         copy.import_rows(source.export())
         for query in ("jasmine tea", "红 拿铁", "bike", "Porto"):
             for mode in ("hybrid", "vector", "keyword"):

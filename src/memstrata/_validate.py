@@ -84,9 +84,10 @@ def kind(value: Any, field: str = "kind") -> MemoryKind:
         raise ValidationError(field, f"unknown kind {value!r}; use one of: {known}") from exc
 
 
-def importance(value: Any) -> float:
+def importance(value: Any) -> float | None:
+    """A caller's importance in [0, 1], or ``None`` (not given: the write estimates it)."""
     if value is None:
-        return 0.5
+        return None
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValidationError("importance", f"must be a number in [0, 1], got {value!r}")
     if not math.isfinite(value) or not 0.0 <= value <= 1.0:

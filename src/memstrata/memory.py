@@ -22,7 +22,9 @@ from .errors import (
     ValidationError,
 )
 from .indexing import embed_records, keyword_terms
+from .lifecycle.api import LifecycleAPI, write_importance
 from .lifecycle.config import LifecycleConfig
+from .lifecycle.maintain import MaintenanceAPI
 from .models import (
     HistoryEvent,
     Hit,
@@ -56,7 +58,7 @@ MessageInput = str | Message | dict[str, Any]
 Progress = Callable[[int, int], None]  # (done, total)
 
 
-class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
+class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, MaintenanceAPI):
     """Long-term memory over one store.
 
     Args:
@@ -181,6 +183,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
         importance: float | None = None,
         kind: str = "episodic",
         session_only: bool = False,
+        pinned: bool = False,
     ) -> builtins.list[MemoryRecord]:
         """Store one text or a list of messages: one record per message, in one transaction.
 
@@ -193,30 +196,37 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
             timestamp: when the messages happened (message ``timestamp`` wins); naive → UTC;
                 default: now.
             metadata: JSON object merged under each message's own metadata.
-            importance: in [0, 1]; default 0.5.
+            importance: in [0, 1]; ``None`` (default) estimates it per message from
+                its text (:func:`memstrata.lifecycle.api.write_importance`: explicit
+                "remember", identity, health, preferences, plans and dates raise it,
+                small talk lowers it; preference records start at 0.6, semantic,
+                procedural and summary ones at 0.5). A given value always wins.
             kind: the layer (``episodic`` default).
             session_only: temporary memories of the session ``session_id`` (required
                 then): searched and listed like any other, and deleted by
                 :meth:`end_session` together with the facts only they stated.
+            pinned: pin the new records (:meth:`pin`): they never decay and are never
+                forgotten by maintenance.
 
         Returns:
             The records in message order. Idempotent: a message whose normalised content,
             speaker, kind and scope match an existing record returns that record unchanged.
             Session-only and permanent records are matched apart: the same text added
             both ways is stored twice, and only the session-only copy goes when the
-            session ends (see :func:`memstrata.models.message_hash`).
+            session ends (see :func:`memstrata.models.message_hash`). A matching record
+            keeps its own importance and pin (use :meth:`pin` to pin it).
 
         Raises:
             ValidationError: blank content, bad scope ids, metadata, timestamp or
                 importance; ``session_only`` not a bool or without a ``session_id``
-                (field ``"session_only"``). Nothing is stored and the embedder is not
-                called.
+                (field ``"session_only"``); ``pinned`` not a bool. Nothing is stored and
+                the embedder is not called.
         """
         return self._insert(
             self._records(
                 messages, user_id=user_id, agent_id=agent_id, session_id=session_id,
                 timestamp=timestamp, metadata=metadata, importance=importance, kind=kind,
-                session_only=session_only,
+                session_only=session_only, pinned=pinned,
             )
         )  # fmt: skip
 
@@ -232,6 +242,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
         importance: float | None = None,
         kind: str = "episodic",
         session_only: bool = False,
+        pinned: bool = False,
     ) -> builtins.list[MemoryRecord]:
         """Validate :meth:`add`'s arguments into records (nothing stored)."""
         user_id = v.scope_id(user_id, "user_id", required=True)
@@ -243,6 +254,8 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
             )
         if session_only and session_id is None:
             raise ValidationError("session_only", "a session-only memory needs a session_id")
+        if not isinstance(pinned, bool):
+            raise ValidationError("pinned", f"must be True or False, got {type(pinned).__name__}")
         kind_ = v.kind(kind)
         base_meta = v.metadata(metadata)
         base_time = v.time(timestamp, "timestamp")
@@ -261,10 +274,12 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
                 MemoryRecord(
                     id=new_id(), user_id=user_id, agent_id=agent_id, session_id=session_id,
                     kind=kind_, content=m.content, role=m.role, speaker=speaker,
-                    metadata=meta, importance=imp, created_at=now, updated_at=now,
+                    metadata=meta, created_at=now, updated_at=now,
+                    importance=imp if imp is not None else write_importance(m.content, kind_).value,
                     occurred_at=m.timestamp or base_time or now,
                     source_ids=[m.id or new_id()], content_hash=hashed,
                     embedding_model=self.embedder.name, session_only=session_only,
+                    pinned=pinned,
                 )
             )  # fmt: skip
         return records
@@ -502,6 +517,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
         kinds: Sequence[str] | None = None,
         mode: Literal["hybrid", "vector", "keyword"] = "hybrid",
         include_history: bool = False,
+        explain: bool = False,
     ) -> builtins.list[Hit]:
         """Hybrid recall within one user's memories.
 
@@ -516,11 +532,19 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
             mode: ``"hybrid"`` (vector + keyword), ``"vector"`` or ``"keyword"`` only.
             include_history: also return superseded memories (facts that are no longer
                 true), ranked below current ones; by default only what is current.
+            explain: attach to each hit why it ranks where it does
+                (:attr:`Hit.explanation`: the score parts, retention and its parts).
 
         Returns:
             Hits sorted by ``score`` in [0, 1], highest first, each with its breakdown.
             Messages are also found through the sentences of the facts extracted from
-            them; a message whose facts have all been superseded ranks lower.
+            them; a message whose facts have all been superseded ranks lower. Scores
+            are scaled by retention (``score · (1 - w + w · retention)``, ``w`` =
+            ``lifecycle.ranking_weight``), so a faded memory ranks below an equally
+            relevant fresh, important or often-used one; archived, merged and expired
+            memories are never returned. Each hit returned with a score above 0 counts as
+            an access that reinforces it (unless ``RetrievalConfig.track_access`` is off or the store
+            is read-only; best-effort, never failing the search).
 
         Raises:
             ScopeRequiredError: no ``user_id``.
@@ -536,6 +560,8 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
             mode=v.mode(mode),
             now=self.now(),
             include_history=bool(include_history),
+            lifecycle=self.lifecycle,
+            explain=bool(explain),
         )
         if req.limit == 0 or (req.threshold is not None and req.threshold > 1.0):
             return []
@@ -611,8 +637,9 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI):
         return MemoryPage(items=items, next_cursor=items[-1].id if more and items else None)
 
     def history(self, memory_id: str, *, user_id: str | None = None) -> builtins.list[HistoryEvent]:
-        """The audit trail of one memory (ADD, UPDATE, DELETE, and for facts SUPERSEDE and
-        RETRACT events, oldest first).
+        """The audit trail of one memory, oldest first: ADD, UPDATE, DELETE; PIN, UNPIN,
+        ARCHIVE, RESTORE (lifecycle); EXPIRE, MERGE and CONSOLIDATE (maintenance); and for
+        facts SUPERSEDE and RETRACT.
 
         Works for deleted memories too (their ``DELETE`` event is kept).
 

@@ -353,13 +353,19 @@ class Hit(_Model):
             ``context`` (best neighbouring turn's relevance), ``fact_key`` (the cosine
             of the record's best current fact when that beat its own), ``outdated`` (1
             when it was ranked down as no longer true), ``relevance`` (fused, [0, 1]),
-            ``importance``, ``recency``, ``access`` and ``final``; a signal that did not
-            find the record is absent.
+            ``importance``, ``recency``, ``access``, ``reranked`` (relevance after the
+            importance / recency / access rerank), ``retention`` (how much of the memory
+            is still retained, [0, 1]; see :mod:`memstrata.lifecycle.retention`) and
+            ``final``; a signal that did not find the record is absent.
+        explanation: with ``search(..., explain=True)``, why it ranks where it does (a
+            JSON-ready dict, see :func:`memstrata.retrieval.search.ranking_explanation`);
+            else ``None``.
     """
 
     memory: MemoryRecord
     score: float
     scores: dict[str, float] = Field(default_factory=dict)
+    explanation: dict[str, Any] | None = None
 
     # Shortcuts so ``hit.id`` / ``hit.content`` read naturally.
     @property

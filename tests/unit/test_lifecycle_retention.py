@@ -108,12 +108,13 @@ def test_access_restarts_the_clock_and_lengthens_the_half_life() -> None:
 
 
 def test_pinned_records_never_decay_or_get_forgotten() -> None:
-    pinned = record(metadata={"pinned": True}, importance=0.0)
+    pinned = record(pinned=True, importance=0.0)
     much_later = T0 + timedelta(days=10_000)
     assert retention(pinned, much_later) == 1.0
     assert explain_retention(pinned, much_later).below_threshold is False
     assert forgetting_action(pinned, much_later) == "keep"
-    assert retention(record(metadata={"pinned": "yes"}), much_later) < 0.01  # only True pins
+    # Only the record's own field pins: metadata cannot.
+    assert retention(record(metadata={"pinned": True}), much_later) < 0.01
 
 
 def test_forgetting_follows_the_threshold_and_the_policy() -> None:

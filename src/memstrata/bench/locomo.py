@@ -21,6 +21,8 @@ from typing import Any, Literal
 
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
+from ..lifecycle.clock import FakeClock
+from ..lifecycle.config import LifecycleConfig
 from ..models import Message
 from . import _harness
 from .metrics import aggregate, question_scores
@@ -159,6 +161,14 @@ def session_messages(
     return messages
 
 
+def conversation_end(sessions: Sequence[tuple[int, datetime, Sequence[Any]]]) -> datetime:
+    """The time of a conversation's last turn (its last session's start plus one second
+    per turn, as :func:`session_messages` dates them): the benchmark's "now", so that
+    retention counts the conversation's own time, not the years since it was recorded."""
+    _number, start, turns = sessions[-1]
+    return start + timedelta(seconds=max(len(turns) - 1, 0))
+
+
 def store_path(workdir: str | os.PathLike[str], sample_id: str) -> Path:
     """Where :func:`run_locomo` keeps the store of one conversation (``user_id = sample_id``)."""
     return Path(workdir) / f"locomo-{sample_id}.db"
@@ -267,12 +277,16 @@ def run_locomo(
     max_questions: int | None = None,
     show_progress: bool = True,
     extractor: str | None = "rules",
+    lifecycle: LifecycleConfig | None = None,
+    maintain: bool = False,
 ) -> dict[str, Any]:
     """Ingest LoCoMo conversations and score search against each question's evidence.
 
     One store per conversation (``<workdir>/locomo-<sample_id>.db``, recreated each run,
     ``user_id = sample_id``, one ``session_id`` per LoCoMo session); each session is added
-    in one call. Questions without usable evidence are skipped and counted.
+    in one call. Questions without usable evidence are skipped and counted. The store's
+    clock stands at the conversation's last turn (:func:`conversation_end`), so turns
+    decay by their age within the conversation and questions are asked right after it.
 
     Args:
         data_path: a LoCoMo JSON file (a list of samples).
@@ -289,6 +303,11 @@ def run_locomo(
         extractor: fact extraction while ingesting (``"rules"`` default, ``None`` off);
             questions are scored on the messages (``kinds=["episodic"]``), which facts
             reach through their keys.
+        lifecycle: decay and ranking settings (``ranking_weight=0`` ranks without
+            retention); the library default when ``None``.
+        maintain: after ingesting a conversation, run one maintenance pass
+            (:meth:`Memory.maintain`) at the conversation's end, then ask its
+            questions; ``counts["maintenance"]`` gives each conversation's report totals.
 
     Returns:
         JSON-ready dict: ``config``; ``metrics`` (rows ``multi-hop``, ``temporal``,
@@ -305,6 +324,7 @@ def run_locomo(
         "repaired_evidence": 0,
         "unrecoverable_evidence": [],
         "deduplicated_turns": 0,
+        "maintenance": {},
     }
     plan = _plan(samples, max_questions, counts)
 
@@ -324,10 +344,19 @@ def run_locomo(
         for sample_id, sessions, questions in plan:
             path = _harness.fresh_store(wd, store_path(wd, sample_id).stem)
             bar.update(ingest, note=sample_id)
-            with Memory(path, embedder=outer, retrieval=retrieval, extractor=timed) as memory:
+            clock = FakeClock(conversation_end(sessions))
+            with Memory(
+                path, embedder=outer, retrieval=retrieval, extractor=timed, clock=clock,
+                lifecycle=lifecycle,
+            ) as memory:  # fmt: skip
                 counts["deduplicated_turns"] += _ingest(
                     memory, recorder, sample_id, sessions, bar, ingest
                 )
+                if maintain:
+                    report = memory.maintain(user_id=sample_id)
+                    counts["maintenance"][sample_id] = {
+                        **report.totals, "duration_s": report.duration_s,
+                    }  # fmt: skip
                 mine = _ask(memory, recorder, sample_id, questions, mode, bar, asking)
             details.extend(mine)
             by_conversation[sample_id] = _metrics(mine)["overall"]
@@ -342,6 +371,8 @@ def run_locomo(
             mode=mode,
             extractor=extractor or "none",
             retrieval=retrieval,
+            lifecycle=(lifecycle or LifecycleConfig()).model_dump(mode="json"),
+            maintain=maintain,
             data={"locomo": data_path},
             cache=cache,
             conversations=[sample_id for sample_id, *_ in plan],

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  (importing registers the commands)
     context_commands,
+    lifecycle_commands,
+    maintain_commands,
     mcp_commands,
     memory_commands,
     procedural_commands,

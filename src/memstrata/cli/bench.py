@@ -63,6 +63,12 @@ def locomo(
     cache: CacheOpt = True,
     plot: PlotOpt = None,
     extractor: BenchExtractor = None,
+    maintain: Annotated[
+        bool,
+        typer.Option(
+            "--maintain", help="Run one maintenance pass after ingesting each conversation."
+        ),
+    ] = False,
 ) -> None:
     """LoCoMo: recall of the evidence turns for each question."""
     from ..bench.locomo import run_locomo
@@ -79,6 +85,7 @@ def locomo(
         max_questions=max_questions,
         show_progress=not state.json,
         extractor=extractor or state.extractor,
+        maintain=maintain,
     )
     _report(state, result, plot)
 
@@ -230,3 +237,56 @@ def extraction(
                 _say(state.out, f"{title}: none")
     if out is not None:
         _say(state.err, f"wrote {out}")
+
+
+@bench_app.command()
+def dedup(
+    ctx: typer.Context,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            help="Labelled pairs (JSON Lines).",
+            show_default="tests/data/dedup/pairs.jsonl of the source checkout",
+        ),
+    ] = None,
+    heldout: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            help="Held-out pairs, scored at the chosen threshold only.",
+            show_default="heldout.jsonl beside the default data",
+        ),
+    ] = None,
+    embedder: BenchEmbedder = None,
+    text_threshold: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Text-similarity floor.", show_default="DedupConfig"),
+    ] = None,
+    out: OutOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result as JSON (as the global --json).")
+    ] = False,
+) -> None:
+    """Near-duplicate merging: precision and recall of each cosine threshold on labelled
+    pairs (English and Chinese), and the threshold chosen (no false merge, best recall)."""
+    from rich.console import Console
+
+    from ..bench.dedup import default_data_path, run_dedup_bench
+
+    state = _state(ctx)
+    quiet = state.json or as_json
+    if data is None and not default_data_path().is_file():
+        raise UsageError("no labelled pairs found next to this installation; pass --data FILE")
+    result = run_dedup_bench(
+        data,
+        embedder=embedder or state.embedder,
+        heldout_path=heldout,
+        out=out,
+        text_threshold=text_threshold,
+        console=Console(quiet=True) if quiet else state.out,
+    )
+    if quiet:
+        _emit(result)

@@ -16,10 +16,12 @@ record, the time and the :class:`~memstrata.lifecycle.config.LifecycleConfig`.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, Protocol
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ValidationError
@@ -28,7 +30,9 @@ from .config import LifecycleConfig
 
 __all__ = [
     "AccessUpdate",
+    "Reinforceable",
     "RetentionExplanation",
+    "RetentionFields",
     "RetentionInput",
     "explain_retention",
     "forgetting_action",
@@ -36,15 +40,17 @@ __all__ = [
     "rank_score",
     "reinforce",
     "retention",
+    "retention_many",
 ]
 
 _SECONDS_PER_DAY = 86_400.0
 
 
 def is_pinned(record: MemoryRecord) -> bool:
-    """Whether a record is pinned: a ``pinned`` attribute set true, or ``metadata["pinned"]``
-    being ``True``. Pinned memories never decay."""
-    return getattr(record, "pinned", False) is True or record.metadata.get("pinned") is True
+    """Whether a record is pinned (its ``pinned`` field, set by ``Memory.add(pinned=True)``
+    or ``Memory.pin``). Pinned memories never decay and are never forgotten. Metadata
+    never pins: a ``"pinned"`` key there is the caller's own data."""
+    return record.pinned is True
 
 
 @dataclass(frozen=True)
@@ -202,30 +208,120 @@ def explain_retention(
     """
     cfg = config or LifecycleConfig()
     inp = _input(item)
-    at = _now(now)
-    anchor: Literal["occurred_at", "last_accessed_at"] = "occurred_at"
-    t0 = inp.occurred_at
-    if inp.last_accessed_at is not None and inp.last_accessed_at > t0:
-        anchor, t0 = "last_accessed_at", inp.last_accessed_at
+    parts = _parts(inp, _now(now), cfg)
+    return RetentionExplanation(
+        **parts._asdict(),
+        pinned=inp.pinned,
+        archive_threshold=cfg.archive_threshold,
+        below_threshold=(not inp.pinned) and parts.value < cfg.archive_threshold,
+    )
+
+
+class _Parts(NamedTuple):
+    value: float
+    anchor: Literal["occurred_at", "last_accessed_at"]
+    anchor_time: datetime
+    age_days: float
+    base_half_life_days: float
+    importance_factor: float
+    reinforcement_factor: float
+    half_life_days: float
+
+
+# The formula of explain_retention, in three pieces that take floats or numpy arrays
+# alike, so that one memory (_parts) and a batch (retention_many) share one implementation.
+
+
+def _anchor(
+    occurred_at: datetime, last_accessed_at: datetime | None
+) -> tuple[Literal["occurred_at", "last_accessed_at"], datetime]:
+    """Where the age counts from: an access restarts the clock."""
+    if last_accessed_at is not None and last_accessed_at > occurred_at:
+        return "last_accessed_at", last_accessed_at
+    return "occurred_at", occurred_at
+
+
+def _factors(cfg: LifecycleConfig, importance: Any, access_count: Any) -> tuple[Any, Any]:
+    """``(importance factor, reinforcement factor)`` of the half-life."""
+    imp_factor = cfg.importance_span ** (importance - 0.5)
+    reinf = 1.0 + cfg.access_reinforcement * np.minimum(access_count, cfg.access_cap)
+    return imp_factor, reinf
+
+
+def _decay(age_days: Any, half_life_days: Any) -> Any:
+    return np.exp(-math.log(2.0) * age_days / half_life_days)
+
+
+def _parts(inp: RetentionInput, at: datetime, cfg: LifecycleConfig) -> _Parts:
+    """The retention of one memory with its parts (no explanation model is built, so
+    :func:`retention` stays cheap)."""
+    anchor, t0 = _anchor(inp.occurred_at, inp.last_accessed_at)
     age = max(0.0, (at - t0).total_seconds() / _SECONDS_PER_DAY)
     base = cfg.base_half_life_days(inp.kind, inp.outcomes)
-    imp_factor = cfg.importance_span ** (inp.importance - 0.5)
-    reinf = 1.0 + cfg.access_reinforcement * min(inp.access_count, cfg.access_cap)
+    imp_factor, reinf = (float(x) for x in _factors(cfg, inp.importance, inp.access_count))
     half_life = base * imp_factor * reinf
-    value = 1.0 if inp.pinned else math.exp(-math.log(2.0) * age / half_life)
-    return RetentionExplanation(
-        value=value,
-        pinned=inp.pinned,
-        anchor=anchor,
-        anchor_time=t0,
-        age_days=age,
-        base_half_life_days=base,
-        importance_factor=imp_factor,
-        reinforcement_factor=reinf,
-        half_life_days=half_life,
-        archive_threshold=cfg.archive_threshold,
-        below_threshold=(not inp.pinned) and value < cfg.archive_threshold,
-    )
+    value = 1.0 if inp.pinned else float(_decay(age, half_life))
+    return _Parts(value, anchor, t0, age, base, imp_factor, reinf, half_life)
+
+
+class RetentionFields(Protocol):
+    """What :func:`retention_many` reads of each memory: the fields of
+    :class:`RetentionInput` (which satisfies it), already valid."""
+
+    @property
+    def kind(self) -> MemoryKind: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def occurred_at(self) -> datetime: ...
+    @property
+    def last_accessed_at(self) -> datetime | None: ...
+    @property
+    def access_count(self) -> int: ...
+    @property
+    def pinned(self) -> bool: ...
+    @property
+    def outcomes(self) -> int: ...
+
+
+def retention_many(
+    items: Sequence[RetentionFields],
+    now: datetime | str | float,
+    config: LifecycleConfig | None = None,
+) -> np.ndarray:
+    """Retention of many memories at ``now`` at once (formula: :func:`explain_retention`;
+    recall ranks its candidates with it).
+
+    Unlike :func:`retention`, the items are not validated: they must hold what a
+    :class:`RetentionInput` would (aware UTC times, importance in [0, 1], counts ≥ 0,
+    outcomes ≥ 1), as rows read back from the store do.
+
+    Returns:
+        ``(len(items),)`` float64 array of values in [0, 1].
+
+    Raises:
+        ValidationError: ``now`` is not a time.
+    """
+    cfg = config or LifecycleConfig()
+    at = _now(now)
+    n = len(items)
+    ages = np.empty(n, dtype=np.float64)
+    bases = np.empty(n, dtype=np.float64)
+    importance = np.empty(n, dtype=np.float64)
+    accesses = np.empty(n, dtype=np.float64)
+    pinned = np.zeros(n, dtype=bool)
+    base_of: dict[tuple[MemoryKind, int], float] = {}
+    for i, it in enumerate(items):
+        ages[i] = (at - _anchor(it.occurred_at, it.last_accessed_at)[1]).total_seconds()
+        key = (it.kind, it.outcomes)
+        if key not in base_of:
+            base_of[key] = cfg.base_half_life_days(it.kind, it.outcomes)
+        bases[i] = base_of[key]
+        importance[i], accesses[i], pinned[i] = it.importance, it.access_count, it.pinned
+    ages = np.maximum(ages / _SECONDS_PER_DAY, 0.0)
+    imp_factor, reinf = _factors(cfg, importance, accesses)
+    values: np.ndarray = np.where(pinned, 1.0, _decay(ages, bases * imp_factor * reinf))
+    return values
 
 
 def retention(
@@ -238,7 +334,7 @@ def retention(
     Raises:
         ValidationError: as :func:`explain_retention`.
     """
-    return explain_retention(item, now, config).value
+    return _parts(_input(item), _now(now), config or LifecycleConfig()).value
 
 
 def forgetting_action(
@@ -305,8 +401,19 @@ class AccessUpdate:
         }
 
 
+class Reinforceable(Protocol):
+    """What :func:`reinforce` reads of a memory (a :class:`MemoryRecord` has it)."""
+
+    @property
+    def importance(self) -> float: ...
+    @property
+    def access_count(self) -> int: ...
+    @property
+    def last_accessed_at(self) -> datetime | None: ...
+
+
 def reinforce(
-    record: MemoryRecord,
+    record: Reinforceable,
     now: datetime | str | float,
     config: LifecycleConfig | None = None,
 ) -> AccessUpdate:

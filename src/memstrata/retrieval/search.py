@@ -3,7 +3,11 @@
 The flow (DESIGN.md, "Flow of one turn"): candidates come from exact cosine search over
 the user's vectors (cached in process, reloaded when the store's per-user generation
 changes) and from BM25 over the FTS5 keyword index; both are fused into a relevance in
-[0, 1] and reranked with importance, recency and access counts.
+[0, 1] and reranked with importance, recency and access counts; the result is scaled
+by the memory's retention (:mod:`memstrata.lifecycle.retention`:
+``score · (1 - w + w · retention)``, ``w = LifecycleConfig.ranking_weight``).
+Returned hits are counted as accesses, which reinforces them
+(:func:`memstrata.lifecycle.retention.reinforce`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import numpy as np
 
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
-from ..models import Hit
+from ..lifecycle.config import LifecycleConfig
+from ..lifecycle.retention import explain_retention, rank_score, reinforce, retention_many
+from ..models import Hit, MemoryRecord
 from ..store.graph import GraphStore, normalize_name
 from ..store.sqlite import RankSignals, SQLiteStore, iso
 from ..textproc import fts_match_expression, query_terms
@@ -26,7 +32,15 @@ from . import fusion
 from .bm25 import bm25_scores, idf
 from .filters import Filter, compile_sqlite
 
-__all__ = ["Scope", "SearchRequest", "Searcher", "VectorCache", "scope_where"]
+__all__ = [
+    "Scope",
+    "SearchRequest",
+    "Searcher",
+    "VectorCache",
+    "active_where",
+    "ranking_explanation",
+    "scope_where",
+]
 
 Mode = Literal["hybrid", "vector", "keyword"]
 
@@ -67,9 +81,9 @@ def active_where(
     now: datetime, prefix: str = "", *, include_history: bool = False
 ) -> tuple[str, list[Any]]:
     """Exclude expired (TTL), archived and merged records, and superseded ones unless
-    ``include_history``."""
+    ``include_history``. A pinned record never expires (nor does maintenance delete it)."""
     expiry = (
-        f"({prefix}expires_at IS NULL OR {prefix}expires_at > ?) "
+        f"({prefix}expires_at IS NULL OR {prefix}expires_at > ? OR {prefix}pinned = 1) "
         f"AND {prefix}archived_at IS NULL AND {prefix}merged_into IS NULL"
     )
     if include_history:
@@ -160,6 +174,18 @@ class VectorCache:
 
 @dataclass
 class SearchRequest:
+    """One validated search.
+
+    Attributes:
+        lifecycle: retention settings (ranking weight, reinforcement).
+        explain: attach :func:`ranking_explanation` to each hit.
+        track: count the hits returned as accesses (when ``RetrievalConfig.track_access``
+            is on too); off for look-ups that only explain.
+        pool: candidates per signal; ``None``: ``max(RetrievalConfig.candidates, limit)``.
+            ``Memory.explain`` ranks with a large ``limit`` and the usual pool, so a
+            memory's rank is the one an ordinary search gives it.
+    """
+
     query: str
     scope: Scope
     limit: int
@@ -167,6 +193,10 @@ class SearchRequest:
     mode: Mode
     now: datetime
     include_history: bool = False
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    explain: bool = False
+    track: bool = True
+    pool: int | None = None
 
 
 @dataclass
@@ -202,7 +232,7 @@ class Searcher:
 
     def search(self, req: SearchRequest) -> list[Hit]:
         cfg = self.config
-        n = max(cfg.candidates, req.limit)
+        n = req.pool if req.pool is not None else max(cfg.candidates, req.limit)
         allowed = self._allowed(req)
         cands = _Candidates()
         if req.mode in ("hybrid", "vector"):
@@ -230,9 +260,18 @@ class Searcher:
             if rid not in records:  # deleted by another process since ranking
                 continue
             breakdown = {k: float(v[i]) for k, v in scores.items() if not np.isnan(v[i])}
-            hits.append(Hit(memory=records[rid], score=float(scores["final"][i]), scores=breakdown))
-        if cfg.track_access and hits:
-            self.store.touch([h.memory.id for h in hits], req.now)
+            hit = Hit(memory=records[rid], score=float(scores["final"][i]), scores=breakdown)
+            if req.explain:
+                hit.explanation = ranking_explanation(
+                    hit.memory, breakdown, len(hits) + 1, req.now, req.lifecycle, cfg
+                )
+            hits.append(hit)
+        # Only hits that matched count as used: a zero-score filler at the end of the
+        # list must not be kept alive by queries about something else.
+        used = [h.memory.id for h in hits if h.score > 0.0]
+        if cfg.track_access and req.track and used:
+            lifecycle, now = req.lifecycle, req.now
+            self.store.record_access(used, lambda rec: reinforce(rec, now, lifecycle).as_changes())
         return hits
 
     # -- candidates ------------------------------------------------------------------
@@ -465,7 +504,7 @@ class Searcher:
         age_days = np.array([max((now - r.occurred_at).total_seconds(), 0.0) / 86400 for r in recs])
         recency = 0.5 ** (age_days / cfg.recency_half_life_days)
         access = np.array([1.0 - 1.0 / (1.0 + r.access_count) for r in recs], dtype=np.float64)
-        final = fusion.rerank(
+        reranked = fusion.rerank(
             relevance,
             importance,
             recency,
@@ -473,6 +512,14 @@ class Searcher:
             importance_weight=cfg.importance_weight,
             recency_weight=cfg.recency_weight,
             access_weight=cfg.access_weight,
+        )
+        kept = retention_many(recs, now, req.lifecycle)
+        final = np.array(
+            [
+                rank_score(float(f), float(k), req.lifecycle)
+                for f, k in zip(reranked, kept, strict=True)
+            ],
+            dtype=np.float64,
         )
         fact_key = np.array([cands.fact_key.get(r, nan) for r in rowids], dtype=np.float64)
         return {
@@ -487,5 +534,70 @@ class Searcher:
             "importance": importance,
             "recency": recency,
             "access": access,
+            "reranked": reranked,
+            "retention": kept,
             "final": final,
         }
+
+
+def ranking_explanation(
+    record: MemoryRecord,
+    scores: dict[str, float],
+    rank: int,
+    now: datetime,
+    lifecycle: LifecycleConfig,
+    retrieval: RetrievalConfig,
+) -> dict[str, Any]:
+    """Why a hit ranks where it does, as a JSON-ready dict.
+
+    Args:
+        record: the hit's record, as it was ranked (before this search's access).
+        scores: the hit's breakdown (:attr:`Hit.scores`).
+        rank: its 1-based position in the results.
+        now: the search's time.
+        lifecycle, retrieval: the settings it was ranked with.
+
+    Returns:
+        ``{"rank", "relevance", "reranked", "retention", "ranking_weight",
+        "retention_factor", "final", "retention_parts", "summary"}``: ``relevance`` and
+        the other numbers are the breakdown's, ``reranked`` is relevance after the
+        importance / recency / access rerank, ``retention_factor`` is
+        ``1 - w + w · retention``, ``retention_parts`` the
+        :class:`~memstrata.lifecycle.RetentionExplanation` of the retention (as JSON) and
+        ``summary`` one readable line.
+    """
+    parts = explain_retention(record, now, lifecycle)
+    w = lifecycle.ranking_weight
+    factor = 1.0 - w + w * parts.value
+    signals = [
+        f"{name} {scores[key]:.3f}"
+        for name, key in (("vector", "vector_norm"), ("keyword", "keyword_norm"))
+        if key in scores
+    ]
+    notes = []
+    if scores.get("context"):
+        notes.append(f"context {scores['context']:.3f}")
+    if scores.get("outdated"):
+        notes.append(f"outdated ×{1.0 - retrieval.outdated_penalty:g}")
+    kept = (
+        "pinned, retention 1"
+        if parts.pinned
+        else f"retention {parts.value:.3f} ({parts.age_days:.1f} d since {parts.anchor}, "
+        f"half-life {parts.half_life_days:.1f} d)"
+    )
+    summary = (
+        f"rank {rank}: relevance {scores.get('relevance', 0.0):.3f}"
+        + (f" ({', '.join(signals + notes)})" if signals or notes else "")
+        + f"; {kept} × weight {w:g} → ×{factor:.3f}; final {scores.get('final', 0.0):.3f}"
+    )
+    return {
+        "rank": rank,
+        "relevance": scores.get("relevance"),
+        "reranked": scores.get("reranked"),
+        "retention": parts.value,
+        "ranking_weight": w,
+        "retention_factor": factor,
+        "final": scores.get("final"),
+        "retention_parts": parts.to_json(),
+        "summary": summary,
+    }

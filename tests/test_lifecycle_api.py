@@ -1,0 +1,435 @@
+"""The lifecycle wired into Memory: importance at write, pinning, retention in ranking,
+reinforcement on recall, explain, archive and restore (real SQLite, a fake clock)."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from typer.testing import CliRunner
+
+from memstrata import AsyncMemory, Memory, NotFoundError, ValidationError
+from memstrata.cli import app
+from memstrata.lifecycle import LifecycleConfig, RetentionInput, forgetting_action, retention
+from memstrata.lifecycle.retention import retention_many
+from memstrata.models import MemoryKind, new_id
+
+GREETING = "hi"
+ALLERGY = "Remember: my daughter is allergic to peanuts"
+TEA = "I drink green tea every morning"
+
+
+def events(mem: Memory, memory_id: str) -> list[str]:
+    return [e.event for e in mem.history(memory_id)]
+
+
+def imported(mem: Memory, like: Any, **fields: Any) -> str:
+    """Import a copy of record ``like`` with ``fields`` changed (the way a store holding
+    lifecycle state, e.g. from maintenance, arrives); returns its id."""
+    rid = new_id()
+    row = {"type": "memory", **like.to_json(), "id": rid, "content_hash": rid, **fields}
+    for key in ("expires_at", "merged_into", "consolidated_into"):
+        if key in fields and hasattr(fields[key], "isoformat"):
+            row[key] = fields[key].isoformat()
+    assert mem.import_rows([row]) == 1
+    return rid
+
+
+@pytest.fixture
+def flat(db_path: Path, clock: Any) -> Iterator[Memory]:
+    """Like ``mem``, ranking without retention (``ranking_weight=0``)."""
+    with Memory(
+        db_path, embedder="hashing", clock=clock, extractor=None,
+        lifecycle=LifecycleConfig(ranking_weight=0.0),
+    ) as memory:  # fmt: skip
+        yield memory
+
+
+# -- importance at write ---------------------------------------------------------------
+
+
+def test_importance_is_estimated_when_omitted_and_the_callers_value_wins(mem: Memory) -> None:
+    hi, allergy = mem.add([GREETING, ALLERGY], user_id="u")
+    assert hi.importance < 0.4 < allergy.importance
+    assert mem.get(allergy.id).importance == allergy.importance  # stored as estimated
+    given = mem.add(ALLERGY + "!", user_id="u", importance=0.2)[0]
+    assert given.importance == 0.2
+    zero = mem.add("Remember my passport number", user_id="u", importance=0)[0]
+    assert zero.importance == 0.0  # 0 is a value, not "missing"
+    explained = mem.explain(allergy.id).importance
+    assert explained.source == "estimate" and explained.value == allergy.importance
+    assert any("remember" in r for r in explained.reasons)
+    assert mem.explain(given.id).importance.source == "set"
+
+
+def test_knowledge_kinds_start_above_a_plain_turn(mem: Memory) -> None:
+    turn = mem.add("the weather was grey", user_id="u")[0]
+    pref = mem.add("the weather was grey again", user_id="u", kind="preference")[0]
+    fact = mem.add("the weather was grey once more", user_id="u", kind="semantic")[0]
+    outcome = mem.record_outcome(
+        user_id="u", task="book a table", strategy="call the restaurant", success=True
+    )
+    assert turn.importance == pytest.approx(0.4)
+    assert pref.importance == pytest.approx(0.6)
+    assert fact.importance == pytest.approx(0.5) and outcome.importance >= 0.5
+    assert any("preference record" in r for r in mem.explain(pref.id).importance.reasons)
+
+
+def test_fact_records_take_their_importance_from_the_fact(smem: Memory) -> None:
+    smem.add("My name is Lena and I love hiking", user_id="u")
+    facts = smem.facts(user_id="u")
+    assert facts
+    for fact in facts:
+        assert fact.memory_id is not None
+        imp = smem.explain(fact.memory_id).importance
+        assert imp.source == "fact" and imp.value >= 0.5 and imp.reasons
+
+
+def test_bad_importance_and_pinned_values_name_their_field(mem: Memory) -> None:
+    for kwargs, field in (({"importance": 1.5}, "importance"), ({"pinned": "yes"}, "pinned")):
+        with pytest.raises(ValidationError) as err:
+            mem.add(TEA, user_id="u", **kwargs)
+        assert err.value.field == field
+    assert mem.list(user_id="u").items == []
+
+
+# -- pinning ------------------------------------------------------------------------------
+
+
+def test_pinned_memories_keep_retention_one_and_are_never_forgotten(
+    mem: Memory, clock: Any
+) -> None:
+    pinned = mem.add(GREETING, user_id="u", pinned=True)[0]
+    plain = mem.add("ok", user_id="u")[0]
+    clock.advance(days=1000)
+    now = mem.now()
+    assert mem.get(pinned.id).pinned is True
+    assert retention(mem.get(pinned.id), now, mem.lifecycle) == 1.0
+    assert forgetting_action(mem.get(pinned.id), now, mem.lifecycle) == "keep"
+    assert forgetting_action(mem.get(plain.id), now, mem.lifecycle) == "archive"
+    explained = mem.explain(pinned.id)
+    assert explained.pinned and explained.retention.value == 1.0
+    assert not explained.retention.below_threshold
+    with pytest.raises(ValidationError) as err:
+        mem.archive(pinned.id)
+    assert err.value.field == "memory_id" and "pinned" in str(err.value)
+    assert mem.get(pinned.id).archived_at is None
+
+
+def test_pin_and_unpin_are_recorded_once(mem: Memory, clock: Any) -> None:
+    rec = mem.add(TEA, user_id="u")[0]
+    clock.advance(days=400)
+    assert retention(mem.get(rec.id), mem.now(), mem.lifecycle) < 0.05
+    assert mem.pin(rec.id, user_id="u").pinned is True
+    assert mem.pin(rec.id).pinned is True  # again: nothing changes
+    assert retention(mem.get(rec.id), mem.now(), mem.lifecycle) == 1.0
+    assert mem.unpin(rec.id).pinned is False
+    assert mem.unpin(rec.id).pinned is False
+    assert events(mem, rec.id) == ["ADD", "PIN", "UNPIN"]
+    assert retention(mem.get(rec.id), mem.now(), mem.lifecycle) < 0.05  # decays again
+
+
+def test_pinning_an_archived_memory_restores_it(mem: Memory) -> None:
+    rec = mem.add(TEA, user_id="u")[0]
+    mem.archive(rec.id)
+    assert mem.search("green tea", user_id="u") == []
+    pinned = mem.pin(rec.id)
+    assert pinned.pinned and pinned.archived_at is None
+    assert events(mem, rec.id) == ["ADD", "ARCHIVE", "RESTORE", "PIN"]
+    assert [h.id for h in mem.search("green tea", user_id="u")] == [rec.id]
+
+
+def test_lifecycle_calls_check_ids_and_owners(mem: Memory) -> None:
+    rec = mem.add(TEA, user_id="u")[0]
+    for call in (mem.pin, mem.unpin, mem.archive, mem.restore, mem.explain):
+        with pytest.raises(NotFoundError):
+            call(rec.id, user_id="someone-else")
+        with pytest.raises(NotFoundError):
+            call(new_id())
+        with pytest.raises(ValidationError) as err:
+            call("not an id")
+        assert err.value.field == "memory_id"
+    with pytest.raises(ValidationError) as err:
+        mem.explain(rec.id, query="  ")
+    assert err.value.field == "query"
+
+
+# -- retention in ranking -------------------------------------------------------------------
+
+
+def test_ranking_prefers_the_fresher_of_two_equal_memories(
+    mem: Memory, flat: Memory, clock: Any
+) -> None:
+    # The same words in two sessions: two records, exactly as relevant.
+    old = mem.add(TEA, user_id="u", session_id="s1", timestamp=clock.now - timedelta(days=90))[0]
+    new = mem.add(TEA, user_id="u", session_id="s2", timestamp=clock.now - timedelta(days=1))[0]
+    hits = {h.id: h for h in mem.search("green tea", user_id="u")}
+    assert list(hits) == [new.id, old.id]
+    assert hits[new.id].scores["retention"] > hits[old.id].scores["retention"]
+    assert hits[new.id].scores["relevance"] == pytest.approx(hits[old.id].scores["relevance"])
+    # Without retention both keep their reranked score: the old order (a tie, by insertion).
+    flat_hits = flat.search("green tea", user_id="u", session_id=None)
+    assert [h.id for h in flat_hits] == [old.id, new.id]
+    for h in flat_hits:
+        assert h.score == pytest.approx(h.scores["reranked"])
+
+
+def test_ranking_prefers_the_more_important_of_two_equal_memories(mem: Memory, clock: Any) -> None:
+    when = clock.now - timedelta(days=60)
+    low = mem.add(TEA, user_id="u", session_id="a", timestamp=when, importance=0.1)[0]
+    high = mem.add(TEA, user_id="u", session_id="b", timestamp=when, importance=0.9)[0]
+    hits = mem.search("green tea", user_id="u")
+    assert [h.id for h in hits] == [high.id, low.id]
+    assert hits[0].score > hits[1].score
+
+
+def test_relevance_still_beats_freshness(mem: Memory, clock: Any) -> None:
+    old = mem.add(TEA, user_id="u", timestamp=clock.now - timedelta(days=365))[0]
+    mem.add("my cat is called Tom", user_id="u")
+    assert mem.search("green tea every morning", user_id="u")[0].id == old.id
+
+
+# -- reinforcement --------------------------------------------------------------------------
+
+
+def test_recall_reinforces_what_it_returns_with_a_capped_bump(mem: Memory, clock: Any) -> None:
+    tea, set_high = mem.add([TEA, "green tea is my favourite"], user_id="u")
+    mem.update(set_high.id, importance=0.95)
+    before = mem.get(tea.id).importance
+    clock.advance(days=3)
+    hits = mem.search("green tea", user_id="u")
+    now = mem.now()
+    for h in hits:
+        stored = mem.get(h.id)
+        assert stored.access_count == (1 if h.score > 0 else 0)
+    after = mem.get(tea.id)
+    assert after.last_accessed_at == now
+    assert after.importance == pytest.approx(before + mem.lifecycle.access_importance_bump)
+    for _ in range(20):
+        mem.search("green tea", user_id="u")
+    assert mem.get(tea.id).access_count == 21
+    assert mem.get(tea.id).importance == pytest.approx(mem.lifecycle.max_reinforced_importance)
+    assert mem.get(set_high.id).importance == 0.95  # above the cap: never lowered
+    assert mem.explain(tea.id).importance.source == "reinforced"
+
+
+def test_an_access_restarts_decay(mem: Memory, clock: Any) -> None:
+    rec = mem.add(TEA, user_id="u")[0]
+    clock.advance(days=60)
+    faded = retention(mem.get(rec.id), mem.now(), mem.lifecycle)
+    mem.search("green tea", user_id="u")
+    assert retention(mem.get(rec.id), mem.now(), mem.lifecycle) == 1.0 > faded
+    assert mem.explain(rec.id).retention.anchor == "last_accessed_at"
+
+
+def test_explaining_or_a_busy_or_read_only_store_does_not_count_accesses(
+    mem: Memory, db_path: Path, clock: Any
+) -> None:
+    rec = mem.add(TEA, user_id="u")[0]
+    assert mem.explain(rec.id, query="green tea").query is not None
+    assert mem.get(rec.id).access_count == 0
+    mem.close()  # a read-only open sees a closed (checkpointed) file
+    with Memory(db_path, embedder="hashing", clock=clock, read_only=True) as ro:
+        assert [h.id for h in ro.search("green tea", user_id="u")] == [rec.id]
+    mem = Memory(db_path, embedder="hashing", clock=clock, extractor=None)
+    other = sqlite3.connect(db_path, timeout=0)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+        started = time.monotonic()
+        assert [h.id for h in mem.search("green tea", user_id="u")] == [rec.id]
+        assert time.monotonic() - started < 5  # did not wait out the busy timeout
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+    assert mem.get(rec.id).access_count == 0
+    mem.search("green tea", user_id="u")
+    assert mem.get(rec.id).access_count == 1
+    mem.close()
+
+
+# -- explain --------------------------------------------------------------------------------
+
+
+def test_search_explain_attaches_the_ranking_only_when_asked(mem: Memory, clock: Any) -> None:
+    mem.add([TEA, "my cat is called Tom"], user_id="u", timestamp=clock.now - timedelta(days=10))
+    assert all(h.explanation is None for h in mem.search("green tea", user_id="u"))
+    hits = mem.search("green tea", user_id="u", explain=True)
+    for rank, h in enumerate(hits, start=1):
+        e = h.explanation
+        assert e is not None and e["rank"] == rank
+        assert e["final"] == pytest.approx(h.score)
+        assert e["retention"] == pytest.approx(h.scores["retention"])
+        assert e["final"] == pytest.approx(e["reranked"] * e["retention_factor"])
+        assert e["retention_parts"]["half_life_days"] > 0 and "retention" in e["summary"]
+
+
+def test_explain_a_current_memory_with_a_query(mem: Memory, clock: Any) -> None:
+    tea = mem.add(TEA, user_id="u", timestamp=clock.now - timedelta(days=30))[0]
+    cat = mem.add("my cat is called Tom", user_id="u")[0]
+    e = mem.explain(tea.id, query="green tea")
+    assert e.recallable and e.suppressed == [] and not e.pinned
+    assert 0.0 < e.retention.value < 1.0 and e.retention.age_days == pytest.approx(30.0)
+    assert e.expiry.source == "none" and e.expiry.expires_at is None and not e.expiry.expired
+    assert (e.superseded, e.archived_at, e.merged_into, e.consolidated_into) == (None,) * 4
+    assert e.query is not None and e.query.rank == 1 and e.query.excluded is None
+    assert e.query.scores["retention"] == pytest.approx(e.retention.value)
+    assert e.query.ranking is not None and e.query.ranking["rank"] == 1
+    far = mem.explain(cat.id, query="green tea")
+    assert far.query is not None and (far.query.rank or 0) > 1
+    data = e.to_json()
+    assert data["at"].startswith("2024-05-08T12:00:00") and data["summary"] == e.summary
+
+
+def test_explain_an_expired_memory(mem: Memory, clock: Any) -> None:
+    base = mem.add(TEA, user_id="u")[0]
+    gone = imported(mem, base, content="green tea, expired", expires_at=clock.now)
+    e = mem.explain(gone, query="green tea")
+    assert e.expiry.source == "record" and e.expiry.expired
+    assert e.suppressed == ["expired"] and not e.recallable
+    assert e.query is not None and e.query.rank is None and "expired" in (e.query.excluded or "")
+
+
+def test_a_pinned_memory_never_expires(mem: Memory, clock: Any) -> None:
+    base = mem.add(TEA, user_id="u")[0]
+    kept = imported(mem, base, content="green tea, pinned", expires_at=clock.now, pinned=True)
+    assert kept in [h.id for h in mem.search("green tea", user_id="u")]
+    e = mem.explain(kept)
+    assert e.expiry.source == "pinned" and not e.expiry.expired and e.recallable
+    mem.unpin(kept)
+    assert kept not in [h.id for h in mem.search("green tea", user_id="u")]
+    assert mem.explain(kept).suppressed == ["expired"]
+
+
+def test_explain_a_memory_past_its_kinds_ttl(db_path: Path, clock: Any) -> None:
+    cfg = LifecycleConfig(ttl_days={MemoryKind.EPISODIC: 90})
+    with Memory(db_path, embedder="hashing", clock=clock, extractor=None, lifecycle=cfg) as mem:
+        rec = mem.add(TEA, user_id="u", timestamp=clock.now - timedelta(days=91))[0]
+        e = mem.explain(rec.id)
+    assert e.expiry.source == "ttl" and e.expiry.ttl_days == 90 and e.expiry.expired
+    assert e.recallable  # expiring it is maintenance's job
+
+
+def test_explain_a_superseded_fact(smem: Memory, clock: Any) -> None:
+    smem.add("I live in Lisbon.", user_id="u", timestamp=clock.now - timedelta(days=20))
+    smem.add("I live in Porto.", user_id="u")
+    lisbon = next(f for f in smem.facts(user_id="u", include_history=True) if f.object == "Lisbon")
+    assert lisbon.memory_id is not None
+    e = smem.explain(lisbon.memory_id, query="where do I live")
+    assert e.superseded is not None and e.superseded.by == smem.get(lisbon.memory_id).superseded_by
+    assert e.superseded.valid_to is not None
+    assert e.suppressed == ["superseded"] and e.importance.source == "fact"
+    assert e.query is not None and e.query.rank is None
+
+
+def test_explain_archived_merged_and_consolidated_memories(mem: Memory) -> None:
+    tea = mem.add(TEA, user_id="u")[0]
+    merged = imported(mem, tea, content="green tea each morning", merged_into=tea.id)
+    sources = imported(mem, tea, content="green tea at breakfast", consolidated_into=tea.id)
+    archived = mem.archive(mem.add("green tea in the evening", user_id="u")[0].id)
+    m = mem.explain(merged)
+    assert m.merged_into == tea.id and m.suppressed == ["merged"]
+    assert any(tea.id in line for line in m.summary)
+    c = mem.explain(sources, query="green tea")
+    assert c.consolidated_into == tea.id and c.recallable  # downweighted, not removed
+    assert c.query is not None and c.query.rank is not None
+    a = mem.explain(archived.id, query="green tea")
+    assert a.archived_at == mem.now() and a.suppressed == ["archived"]
+    assert a.query is not None and "archived" in (a.query.excluded or "")
+
+
+def test_explain_a_session_only_memory(mem: Memory) -> None:
+    rec = mem.add(TEA, user_id="u", session_id="s9", session_only=True)[0]
+    e = mem.explain(rec.id)
+    assert e.session_only and e.session_id == "s9"
+    assert any("s9" in line for line in e.summary)
+
+
+# -- archive and restore --------------------------------------------------------------------
+
+
+def test_restore_brings_an_archived_memory_back_to_recall(mem: Memory) -> None:
+    tea, cat = mem.add([TEA, "my cat is called Tom"], user_id="u")
+    archived = mem.archive(tea.id, user_id="u")
+    assert archived.archived_at == mem.now()
+    assert tea.id not in [h.id for h in mem.search("green tea", user_id="u")]
+    assert mem.get(tea.id).archived_at is not None  # kept, still listed
+    assert tea.id in [r.id for r in mem.list(user_id="u").items]
+    assert mem.archive(tea.id).archived_at == archived.archived_at  # again: no change
+    restored = mem.restore(tea.id)
+    assert restored.archived_at is None
+    assert mem.restore(tea.id).archived_at is None  # again: no change
+    assert mem.search("green tea", user_id="u")[0].id == tea.id
+    assert events(mem, tea.id) == ["ADD", "ARCHIVE", "RESTORE"]
+    assert events(mem, cat.id) == ["ADD"]
+
+
+def test_lifecycle_writes_need_a_writable_store(mem: Memory, db_path: Path, clock: Any) -> None:
+    rec = mem.add(TEA, user_id="u")[0]
+    mem.close()
+    with Memory(db_path, embedder="hashing", clock=clock, read_only=True) as ro:
+        assert ro.explain(rec.id).recallable
+        with pytest.raises(Exception, match="read-only"):
+            ro.pin(rec.id)
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def test_cli_explains_pins_archives_and_restores(db_path: Path) -> None:
+    runner = CliRunner()
+
+    def run(*args: str) -> Any:
+        out = runner.invoke(app, ["--db", str(db_path), "--embedder", "hashing", *args])
+        assert out.exit_code == 0, out.output
+        return out
+
+    rec = json.loads(run("--json", "add", TEA, "--user", "u").stdout)[0]
+    shown = run("explain", rec["id"], "--query", "green tea").stdout
+    assert "retention" in shown and "rank 1" in shown
+    explained = json.loads(run("--json", "explain", rec["id"], "--user", "u").stdout)
+    assert explained["recallable"] and explained["importance"]["source"] == "estimate"
+    assert run("pin", rec["id"]).stdout == f"pinned {rec['id']}\n"
+    assert json.loads(run("--json", "unpin", rec["id"]).stdout)["pinned"] is False
+    assert json.loads(run("--json", "archive", rec["id"]).stdout)["archived_at"] is not None
+    assert "archived" in run("explain", rec["id"]).stdout
+    assert run("restore", rec["id"]).stdout == f"restored {rec['id']}\n"
+    failed = runner.invoke(app, ["--db", str(db_path), "--embedder", "hashing", "pin", new_id()])
+    assert failed.exit_code == 2 and "no memory" in failed.output
+
+
+# -- async ----------------------------------------------------------------------------------
+
+
+def test_async_memory_has_the_lifecycle_calls(db_path: Path, clock: Any) -> None:
+    for name in ("pin", "unpin", "archive", "restore", "explain"):
+        assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
+
+    async def main() -> tuple[bool, bool]:
+        async with AsyncMemory(db_path, embedder="hashing", clock=clock, extractor=None) as am:
+            rec = (await am.add(TEA, user_id="u"))[0]
+            pinned = await am.pin(rec.id)
+            explained = await am.explain(rec.id, query="tea")
+            return pinned.pinned, explained.pinned
+
+    assert anyio.run(main) == (True, True)
+
+
+def test_batch_retention_matches_one_at_a_time(mem: Memory, clock: Any) -> None:
+    recs = mem.add([TEA, GREETING, ALLERGY], user_id="u", timestamp=clock.now - timedelta(days=40))
+    mem.pin(recs[1].id)
+    clock.advance(days=5)
+    mem.search("green tea", user_id="u")
+    clock.advance(days=20)
+    stored = [mem.get(r.id) for r in recs]
+    batch = retention_many([RetentionInput.from_record(r) for r in stored], mem.now())
+    single = [retention(r, mem.now()) for r in stored]
+    assert batch.tolist() == pytest.approx(single, rel=1e-12)
+    assert batch[1] == 1.0 and len(set(batch.tolist())) == 3
