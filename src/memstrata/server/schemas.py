@@ -1,16 +1,27 @@
 """Request and response bodies of the REST API (typed, so ``/openapi.json`` is exact).
 
 Requests reject unknown fields (a typo is a 422 naming it, not a silently ignored
-option). Responses reuse the library's own models (:class:`~memstrata.MemoryRecord`,
+option), and body numbers, booleans and times are strict: ``"threshold": false``,
+``"limit": "5"`` or ``"timestamp": 3`` is a 422, as the schema says, not a silent
+conversion. Responses reuse the library's own models (:class:`~memstrata.MemoryRecord`,
 :class:`~memstrata.Hit`, :class:`~memstrata.context.Context`...) wherever one exists.
 """
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+)
 
 from ..models import Entity, Fact, HistoryEvent, Hit, MemoryKind, MemoryRecord
 from ..procedural import Insight, Outcome, StrategyStats
@@ -47,6 +58,7 @@ __all__ = [
     "StrategiesResponse",
     "TenantError",
     "TenantsResponse",
+    "Timestamp",
     "TurnRequest",
     "TurnResponse",
     "UpdateRequest",
@@ -56,6 +68,21 @@ __all__ = [
 ]
 
 Id = Annotated[str, Field(min_length=1, max_length=256)]
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _time_text(value: Any) -> Any:
+    # pydantic would read a number, or a string of digits (a query parameter), as Unix
+    # seconds; the schema promises an ISO 8601 date-time.
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or _NUMBER.fullmatch(value.strip()):
+        raise ValueError("must be an ISO 8601 date-time string, not a number")
+    return value
+
+
+#: A request time: an ISO 8601 string (naive → UTC), never Unix seconds.
+Timestamp = Annotated[datetime, BeforeValidator(_time_text)]
 Role = Literal["user", "assistant", "system", "tool"]
 Section = Literal["profile", "facts", "episodes", "strategies", "recent"]
 
@@ -77,7 +104,7 @@ class MessageIn(_In):
     role: Role = "user"
     content: str
     name: Id | None = Field(None, description="Who said it; defaults to the role.")
-    timestamp: datetime | None = Field(None, description="When it was said (naive → UTC).")
+    timestamp: Timestamp | None = Field(None, description="When it was said (naive → UTC).")
     id: Id | None = Field(None, description="Your message id, kept as provenance.")
     metadata: dict[str, Any] | None = None
 
@@ -89,9 +116,9 @@ class AddRequest(_In):
     messages: list[MessageIn] | None = Field(None, min_length=1, max_length=10_000)
     agent_id: Id | None = None
     session_id: Id | None = None
-    timestamp: datetime | None = Field(None, description="When it happened; default now.")
+    timestamp: Timestamp | None = Field(None, description="When it happened; default now.")
     metadata: dict[str, Any] | None = None
-    importance: float | None = Field(None, ge=0.0, le=1.0)
+    importance: StrictFloat | None = Field(None, ge=0.0, le=1.0)
     kind: MemoryKind = MemoryKind.EPISODIC
 
 
@@ -107,12 +134,14 @@ class SearchRequest(_In):
     query: str
     agent_id: Id | None = None
     session_id: Id | None = None
-    limit: int = Field(10, ge=0, le=1000)
+    limit: StrictInt = Field(10, ge=0, le=1000)
     filters: dict[str, Any] | None = Field(None, description="Metadata filter.")
-    threshold: float | None = Field(None, description="Keep hits scoring at least this.")
+    threshold: StrictFloat | None = Field(None, description="Keep hits scoring at least this.")
     kinds: list[MemoryKind] | None = None
     mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
-    include_history: bool = Field(False, description="Also superseded memories, ranked lower.")
+    include_history: StrictBool = Field(
+        False, description="Also superseded memories, ranked lower."
+    )
 
 
 class SearchResponse(_Out):
@@ -126,7 +155,7 @@ class UpdateRequest(_In):
 
     content: str | None = None
     metadata: dict[str, Any] | None = None
-    importance: float | None = Field(None, ge=0.0, le=1.0)
+    importance: StrictFloat | None = Field(None, ge=0.0, le=1.0)
 
 
 class HistoryResponse(_Out):
@@ -228,7 +257,7 @@ class FeedbackRequest(_In):
     action: str
     feedback: str = Field(description="A polarity (positive, -1, 👍...) or the user's words.")
     session_id: Id | None = None
-    timestamp: datetime | None = None
+    timestamp: Timestamp | None = None
 
 
 # -- context and procedural memory ----------------------------------------------------------
@@ -237,7 +266,7 @@ class FeedbackRequest(_In):
 class RecentTurn(_In):
     role: str
     content: str
-    time: datetime | None = None
+    time: Timestamp | None = None
 
 
 class ContextRequest(_In):
@@ -247,7 +276,7 @@ class ContextRequest(_In):
     session_id: Id | None = Field(
         None, description="With no `recent`, the session's saved window is the recent section."
     )
-    budget_tokens: int = Field(1500, ge=1, le=1_000_000)
+    budget_tokens: StrictInt = Field(1500, ge=1, le=1_000_000)
     format: Literal["markdown", "json"] = "markdown"
     sections: list[Section] | None = None
     recent: list[RecentTurn] | None = None
@@ -263,7 +292,7 @@ class OutcomeRequest(_In):
     detail: str | None = None
     agent_id: Id | None = None
     session_id: Id | None = None
-    timestamp: datetime | None = None
+    timestamp: Timestamp | None = None
     outcome_id: Id | None = Field(None, description="Idempotency key.")
     metadata: dict[str, Any] | None = None
 
@@ -355,9 +384,9 @@ class TurnRequest(_In):
 
     role: Role
     content: str
-    pin: bool = False
-    timestamp: datetime | None = None
-    budget_tokens: int | None = Field(
+    pin: StrictBool = False
+    timestamp: Timestamp | None = None
+    budget_tokens: StrictInt | None = Field(
         None, ge=64, le=10_000_000, description="The window's budget; default: as saved, or 4000."
     )
 
@@ -383,7 +412,7 @@ class WhoAmI(_Out):
 class KeyCreateRequest(_In):
     tenant: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")
     users: list[Id] = Field(default_factory=list)
-    admin: bool = False
+    admin: StrictBool = False
     name: Id | None = None
 
 

@@ -4,7 +4,6 @@ feedback (semantic memory); context assembly; outcomes, strategies and insights
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
@@ -26,6 +25,7 @@ from ..schemas import (
     OutcomesResponse,
     ProfileResponse,
     StrategiesResponse,
+    Timestamp,
 )
 
 router = APIRouter(prefix="/v1/users/{user_id}", responses=ERROR_RESPONSES)
@@ -39,7 +39,7 @@ def list_facts(
     ctx: User,
     subject: Annotated[str | None, Query(max_length=2000, description="Entity name.")] = None,
     predicate: Annotated[str | None, Query(max_length=200)] = None,
-    as_of: Annotated[datetime | None, Query(description="What was true then.")] = None,
+    as_of: Annotated[Timestamp | None, Query(description="What was true then.")] = None,
     include_history: bool = False,
 ) -> FactsResponse:
     """Facts of the user's knowledge graph (``Memory.facts``): what is true now, or
