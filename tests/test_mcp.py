@@ -45,6 +45,8 @@ TOOLS = {
     "record_outcome",
     "get_strategies",
     "get_history",
+    "explain_memory",
+    "pin_memory",
 }
 READ_ONLY = {
     "search_memory",
@@ -53,6 +55,7 @@ READ_ONLY = {
     "get_facts",
     "get_strategies",
     "get_history",
+    "explain_memory",
 }
 
 
@@ -227,6 +230,25 @@ def test_lists_the_tools_with_typed_input_schemas(conn: Conn) -> None:
     assert tools["delete_memory"].input_schema["required"] == ["memory_id"]
     assert tools["record_outcome"].input_schema["required"] == ["task", "strategy", "success"]
     assert tools["record_outcome"].input_schema["properties"]["success"]["type"] == "boolean"
+    assert search["properties"]["explain"]["type"] == "boolean"
+    assert search["properties"]["explain"]["default"] is False
+    pin = tools["pin_memory"]
+    assert pin.input_schema["required"] == ["memory_id"]
+    assert pin.input_schema["properties"]["pinned"] == {
+        "default": True,
+        "description": "true (default) pins the memory; false unpins it.",
+        "title": "Pinned",
+        "type": "boolean",
+    }
+    assert pin.annotations is not None and pin.annotations.idempotent_hint is True
+    assert pin.annotations.destructive_hint is False
+    explain = tools["explain_memory"]
+    assert explain.input_schema["required"] == ["memory_id"]
+    assert "query" in explain.input_schema["properties"]
+    assert explain.output_schema is not None
+    assert {"retention", "importance", "pinned", "summary"} <= set(
+        explain.output_schema["properties"]
+    )
 
 
 def test_add_search_delete_round_trip(conn: Conn) -> None:
@@ -250,6 +272,39 @@ def test_add_search_delete_round_trip(conn: Conn) -> None:
     )
     events = conn.ok("get_history", memory_id=memory["id"])["events"]
     assert [e["event"] for e in events] == ["ADD", "DELETE"]
+
+
+def test_pin_and_explain_a_memory(conn: Conn) -> None:
+    text = f"My {conn.transport} passport number is X1234567"
+    (memory,) = conn.ok("add_memory", content=text)["memories"]
+    assert memory["pinned"] is False
+    pinned = conn.ok("pin_memory", memory_id=memory["id"])
+    assert pinned["id"] == memory["id"] and pinned["pinned"] is True
+
+    why = conn.ok("explain_memory", memory_id=memory["id"], query="passport number")
+    assert why["memory_id"] == memory["id"] and why["user_id"] == "alice"
+    assert why["pinned"] is True and why["retention"]["value"] == 1.0
+    assert why["expiry"]["source"] == "pinned" and why["recallable"] is True
+    assert why["importance"]["reasons"] and why["summary"][0].startswith("pinned")
+    assert why["query"]["rank"] == 1
+
+    assert conn.ok("pin_memory", memory_id=memory["id"], pinned=False)["pinned"] is False
+    assert conn.ok("explain_memory", memory_id=memory["id"])["pinned"] is False
+    events = conn.ok("get_history", memory_id=memory["id"])["events"]
+    assert [e["event"] for e in events] == ["ADD", "PIN", "UNPIN"]
+
+    hits = conn.ok("search_memory", query="passport number", explain=True)["hits"]
+    assert hits[0]["id"] == memory["id"]
+    assert hits[0]["explanation"]["rank"] == 1 and hits[0]["explanation"]["summary"]
+    plain = conn.ok("search_memory", query="passport number")["hits"]
+    assert plain[0]["explanation"] is None
+
+    assert "memory_id: no memory 'nope'" in conn.error("explain_memory", memory_id="nope")
+    assert "memory_id: no memory 'nope'" in conn.error("pin_memory", memory_id="nope")
+    assert "query: must not be empty" in conn.error(
+        "explain_memory", memory_id=memory["id"], query="  "
+    )
+    assert "pinned" in conn.error("pin_memory", memory_id=memory["id"], pinned="maybe")
 
 
 def test_a_bad_argument_is_an_error_result_naming_the_field(conn: Conn) -> None:
@@ -322,6 +377,8 @@ def test_an_unpinned_server_acts_for_the_user_a_call_names(stdio_conn: Conn) -> 
     # Another user's memory does not exist for alice: not readable, not deletable.
     assert "no memory" in stdio_conn.error("delete_memory", memory_id=memory["id"])
     assert "no memory" in stdio_conn.error("get_history", memory_id=memory["id"])
+    assert "no memory" in stdio_conn.error("pin_memory", memory_id=memory["id"])
+    assert "no memory" in stdio_conn.error("explain_memory", memory_id=memory["id"])
     assert stdio_conn.ok("delete_memory", memory_id=memory["id"], user_id="bob")
 
 
@@ -337,10 +394,13 @@ def test_a_pinned_server_refuses_every_other_user(http_conn: Conn) -> None:
         ("record_outcome", {"task": "t", "strategy": "s", "success": True}),
         ("get_strategies", {}),
         ("get_history", {"memory_id": mine["id"]}),
+        ("explain_memory", {"memory_id": mine["id"]}),
+        ("pin_memory", {"memory_id": mine["id"]}),
     ]:
         message = http_conn.error(tool, **args, user_id="mallory")
         assert "user_id: this server is pinned to user 'alice'" in message, tool
     assert http_conn.ok("get_history", memory_id=mine["id"], user_id="alice")["events"]
+    assert http_conn.ok("explain_memory", memory_id=mine["id"])["pinned"] is False  # not pinned
     assert http_conn.ok("delete_memory", memory_id=mine["id"])  # nothing was deleted above
 
 

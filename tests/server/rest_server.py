@@ -102,8 +102,8 @@ def start(workdir: Path, *serve_args: str, extractor: str = "rules") -> Server:
     raise RuntimeError(f"server did not start:\n{server.log_text()}")
 
 
-def start_with_tenants(workdir: Path) -> Server:
-    """A multi-tenant server with keys:
+def start_with_tenants(workdir: Path, *serve_args: str) -> Server:
+    """A multi-tenant server (more ``serve_args`` if given) with keys:
 
     * ``acme``: tenant ``acme``, every user; ``acme_alice``: ``acme``, bound to ``alice``;
     * ``acme_admin``: an admin key of ``acme``; ``globex``: tenant ``globex``, every user;
@@ -123,7 +123,7 @@ def start_with_tenants(workdir: Path) -> Server:
     legacy = data_dir / "tenants" / "legacy" / "memory.db"
     legacy.parent.mkdir(parents=True)
     Memory(legacy, embedder=HashingEmbedder(dim=64), extractor=None).close()
-    server = start(workdir, "--data-dir", str(data_dir))
+    server = start(workdir, "--data-dir", str(data_dir), *serve_args)
     server.data_dir = data_dir
     server.keys = keys
     return server
@@ -160,9 +160,17 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", U + "/memories", {"content": "I like green tea"}),
     Endpoint("GET", U + "/memories", params={"limit": 5}),
     Endpoint("DELETE", U + "/memories", params={"session_id": "no-such-session"}),
-    Endpoint("POST", U + "/search", {"query": "what do I like?"}),
+    Endpoint("POST", U + "/search", {"query": "what do I like?", "explain": True}),
     Endpoint("GET", U + "/memories/{memory_id}"),
     Endpoint("PATCH", U + "/memories/{memory_id}", {"importance": 0.9}),
+    # The lifecycle routes, in an order that works on one memory: pin, unpin, archive
+    # (refused while pinned), restore; before the memory is deleted below.
+    Endpoint("GET", U + "/memories/{memory_id}/explain", params={"query": "what do I like?"}),
+    Endpoint("PUT", U + "/memories/{memory_id}/pin"),
+    Endpoint("DELETE", U + "/memories/{memory_id}/pin"),
+    Endpoint("POST", U + "/memories/{memory_id}/archive"),
+    Endpoint("POST", U + "/memories/{memory_id}/restore"),
+    Endpoint("POST", U + "/maintain", {"dry_run": True}),
     Endpoint("DELETE", U + "/memories/{memory_id}"),
     Endpoint("GET", U + "/memories/{memory_id}/history"),
     Endpoint("GET", U + "/export"),

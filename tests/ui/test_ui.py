@@ -152,6 +152,59 @@ def test_find_open_delete_and_see_it_gone(server: Server, page: Page) -> None:
     assert events[0] == "ADD" and events[-1] == "DELETE"
 
 
+# -- lifecycle: explanation, pin, archive ------------------------------------------------------
+
+
+def test_the_memory_page_explains_and_pins(server: Server, page: Page) -> None:
+    from playwright.sync_api import expect
+
+    user = "pinner"
+    target = add(server, user, "Remember that my passport number is X1234567")[0]
+    add(server, user, "The weather was nice today")
+    path = f"/v1/users/{user}/memories/{target['id']}"
+    sign_in(page, server.url, server.keys["acme"])
+    page.goto(f"{server.url}/ui/#/u/{user}/memory/{target['id']}")
+    page.wait_for_selector("#lifecycle")
+
+    # The explanation, as the API gives it: retention, importance and its reasons, state.
+    explained = server.as_("acme").get(f"{path}/explain").json()
+    assert page.inner_text("#retention .gauge-value") == f"{explained['retention']['value']:.3f}"
+    assert page.inner_text("#importance .gauge-value") == f"{explained['importance']['value']:.2f}"
+    reasons = page.locator("#importance-reasons li").all_text_contents()
+    assert reasons == explained["importance"]["reasons"] and reasons
+    states = page.locator("#memory-state .badge").evaluate_all(
+        "els => els.map(e => e.dataset.state)"
+    )
+    assert states == ["recallable"]
+    assert page.locator("#explanation-summary li").count() == len(explained["summary"])
+
+    # Pinning from the page shows it pinned, in the page and in the store.
+    page.click("#pin-memory")
+    pinned = page.locator("#memory-state .badge[data-state='pinned']")
+    pinned.wait_for()
+    expect(page.locator("#pin-memory")).to_have_text("Unpin")
+    assert "Pinned memory" in page.inner_text("#flash")
+    assert page.inner_text("#retention .gauge-value") == "1.000"
+    assert page.locator("#archive-memory").is_disabled()  # unpin before archiving
+    assert server.as_("acme").get(path).json()["pinned"] is True
+
+    # Unpin, archive (out of search), restore.
+    page.click("#pin-memory")
+    expect(page.locator("#pin-memory")).to_have_text("Pin")
+    assert pinned.count() == 0
+    page.click("#archive-memory")
+    page.wait_for_selector("#memory-state .badge[data-state='archived']")
+    assert "left out of search: archived" in page.inner_text("#memory-state")
+    assert server.as_("acme").get(path).json()["archived_at"] is not None
+    page.click("#archive-memory")  # now "Restore"
+    page.wait_for_selector("#memory-state .badge[data-state='recallable']")
+    assert server.as_("acme").get(path).json()["archived_at"] is None
+    events = page.locator("#history-table tbody tr").evaluate_all(
+        "rows => rows.map(r => r.dataset.event)"
+    )
+    assert events == ["ADD", "PIN", "UNPIN", "ARCHIVE", "RESTORE"]
+
+
 # -- list, filters, pages, escaping --------------------------------------------------------
 
 

@@ -57,7 +57,8 @@ def mcp_command(
 ) -> None:
     """Run an MCP server with memory tools (add_memory, search_memory, get_context,
     list_memories, delete_memory, get_facts, record_outcome, get_strategies,
-    get_history) for Claude Desktop, Claude Code and other MCP clients. Over stdio
+    get_history, explain_memory, pin_memory) for Claude Desktop, Claude Code and other
+    MCP clients. Over stdio
     nothing but the protocol is written to stdout; over http the endpoint is
     http://HOST:PORT/mcp (no authentication: keep it on loopback)."""
     try:

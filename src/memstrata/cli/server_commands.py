@@ -6,8 +6,10 @@ line works without the ``server`` extra.
 
 from __future__ import annotations
 
+import copy
+import logging
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -16,7 +18,9 @@ from ..server.keys import ApiKey, KeyStore
 from ..server.settings import (
     DEFAULT_MAX_BODY_BYTES,
     ServerSettings,
+    format_duration,
     is_loopback,
+    parse_duration,
     require_server_extra,
 )
 from ._common import _emit, _print_table, _say, _state, app
@@ -67,11 +71,21 @@ def serve(
         ),
     ] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    maintain_every: Annotated[
+        str | None,
+        typer.Option(
+            "--maintain-every",
+            metavar="DURATION",
+            help="Run maintenance over every tenant this often (30m, 6h, 1d).",
+            show_default="off",
+        ),
+    ] = None,
 ) -> None:
     """Run the REST server (see docs/rest.md)."""
     state = _state(ctx)
     if db is not None and data_dir is not None:
         raise ValidationError("--db", "give --db (one store, no keys) or --data-dir, not both")
+    every = parse_duration(maintain_every) if maintain_every is not None else None
     settings = ServerSettings(
         data_dir=data_dir,
         db=None if data_dir is not None else (db or state.db),
@@ -79,6 +93,7 @@ def serve(
         embedder=embedder or state.embedder,
         extractor=extractor or state.extractor,
         max_body_bytes=max_body_bytes,
+        maintain_every_s=every,
     )
     if not settings.auth and not insecure_no_auth and not is_loopback(host):
         raise ValidationError(
@@ -93,8 +108,30 @@ def serve(
 
     where = f"data dir {settings.data_dir}" if settings.data_dir else f"store {settings.db}"
     auth = "API keys required" if settings.auth else "no API keys"
-    _say(state.err, f"memstrata serving {where} on http://{host}:{port} ({auth})")
-    uvicorn.run(create_app(settings), host=host, port=port, log_level=log_level)
+    upkeep = f", maintenance every {format_duration(every)}" if every is not None else ""
+    _say(state.err, f"memstrata serving {where} on http://{host}:{port} ({auth}{upkeep})")
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level=log_level,
+        log_config=_log_config(log_level),
+    )
+
+
+def _log_config(level: str) -> dict[str, Any]:
+    """uvicorn's logging setup, plus memstrata's own loggers (the maintenance summaries,
+    server errors) on the same stderr handler at ``level``."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    name = level.upper()
+    config["loggers"]["memstrata"] = {
+        "handlers": ["default"],
+        "level": name if name in logging.getLevelNamesMapping() else "DEBUG",  # trace
+        "propagate": False,
+    }
+    return config
 
 
 def _key_row(key: ApiKey) -> list[str | None]:

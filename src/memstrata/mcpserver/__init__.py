@@ -3,7 +3,8 @@
 :func:`build_server` exposes one open :class:`~memstrata.Memory` to AI assistants
 (Claude Desktop, Claude Code, Cursor, ...) as the tools ``add_memory``,
 ``search_memory``, ``get_context``, ``list_memories``, ``delete_memory``, ``get_facts``,
-``record_outcome``, ``get_strategies`` and ``get_history``; ``memstrata mcp`` runs it
+``record_outcome``, ``get_strategies``, ``get_history``, ``explain_memory`` and
+``pin_memory``; ``memstrata mcp`` runs it
 over stdio or streamable HTTP (docs/mcp.md). The store is opened once, by the caller,
 and shared by every session: the embedding model loads once per server.
 
@@ -35,6 +36,7 @@ memstrata is long-term memory about the user, kept across conversations.
 - When the user shares something lasting (a fact, preference, plan, event or decision), call add_memory with their words.
 - When the user asks you to forget something, find it with search_memory or list_memories and call delete_memory with its id.
 - After carrying out a task, call record_outcome; before choosing how to do a task, call get_strategies to see what worked before.
+- When the user asks you to always remember something, call pin_memory on it (pinned=false lets it fade again). When they ask why you remember or forgot something, call explain_memory.
 Errors name the argument at fault; fix it and call again."""
 
 
@@ -75,7 +77,7 @@ def build_server(mem: Memory, scope: UserScope | None = None) -> MCPServer[Any]:
             annotations=ToolAnnotations(
                 read_only_hint=read_only,
                 destructive_hint=name == "delete_memory",
-                idempotent_hint=read_only or name == "delete_memory",
+                idempotent_hint=read_only or name in MemoryTools.IDEMPOTENT,
                 open_world_hint=False,
             ),
         )

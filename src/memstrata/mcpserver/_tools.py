@@ -22,6 +22,7 @@ from pydantic import Field
 
 from ..context import SectionName
 from ..errors import MemstrataError, ValidationError
+from ..lifecycle.explanation import Explanation
 from ..memory import Memory
 from ._views import (
     ContextView,
@@ -182,11 +183,19 @@ class MemoryTools:
         include_history: Annotated[
             bool, Field(description="Also return memories that are no longer true.")
         ] = False,
+        explain: Annotated[
+            bool,
+            Field(
+                description="Attach to each hit why it ranks where it does: relevance, "
+                "retention and how they make the final score, with a one-line summary."
+            ),
+        ] = False,
     ) -> SearchResults:
         """Recall the user's memories most relevant to a query, best first, each with its
         score (0 to 1) and the score's breakdown (vector similarity, keyword match,
         relevance, recency, ...). Use it before answering anything that may depend on
-        what the user said earlier. Only current memories unless include_history."""
+        what the user said earlier. Only current memories unless include_history; with
+        explain, each hit also says why it ranks where it does."""
         hits = await _call(
             self.mem.search,
             query=query,
@@ -199,6 +208,7 @@ class MemoryTools:
             kinds=kinds,
             mode=mode,
             include_history=include_history,
+            explain=explain,
         )
         return SearchResults(hits=[HitView.of_hit(h) for h in hits])
 
@@ -369,6 +379,47 @@ class MemoryTools:
         events = await _call(self.mem.history, memory_id=memory_id, user_id=self._user(user_id))
         return HistoryView(events=events)
 
+    async def explain_memory(
+        self,
+        memory_id: MemoryId,
+        user_id: UserId = None,
+        query: Annotated[
+            str | None,
+            Field(
+                description="Also say where the memory ranks for this query, or why "
+                "search leaves it out."
+            ),
+        ] = None,
+    ) -> Explanation:
+        """Why one of the user's memories is recalled the way it is, or why it is not:
+        its retention (how much of it is still remembered; it fades with age unless
+        pinned, important or recalled often), its importance and why, when it expires,
+        and whether it is pinned, archived, superseded by a newer fact, merged into a
+        duplicate or consolidated. With a query, also its rank for that query or why
+        search leaves it out. `summary` says it all in one line per point. Use it when
+        the user asks why you remember, or forgot, something."""
+        return await _call(
+            self.mem.explain, memory_id=memory_id, user_id=self._user(user_id), query=query
+        )
+
+    async def pin_memory(
+        self,
+        memory_id: MemoryId,
+        pinned: Annotated[
+            bool,
+            Field(description="true (default) pins the memory; false unpins it."),
+        ] = True,
+        user_id: UserId = None,
+    ) -> MemoryView:
+        """Pin one of the user's memories so that it is kept for good: a pinned memory
+        never fades, never expires and is never forgotten or archived by maintenance
+        (pinning an archived memory brings it back). Use it when the user asks you to
+        always remember something. With pinned=false, unpin it: it fades again like any
+        other memory. Pinning a pinned memory changes nothing. Returns the memory."""
+        call = self.mem.pin if pinned else self.mem.unpin
+        record = await _call(call, memory_id=memory_id, user_id=self._user(user_id))
+        return MemoryView.of(record)
+
     #: Every tool, and whether it only reads.
     TOOLS: tuple[tuple[str, bool], ...] = (
         ("add_memory", False),
@@ -380,4 +431,9 @@ class MemoryTools:
         ("record_outcome", False),
         ("get_strategies", True),
         ("get_history", True),
+        ("explain_memory", True),
+        ("pin_memory", False),
     )
+
+    #: Tools that, called again with the same arguments, change nothing more.
+    IDEMPOTENT = frozenset({"delete_memory", "pin_memory"})

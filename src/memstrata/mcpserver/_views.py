@@ -3,8 +3,9 @@
 Each tool's return type becomes its ``outputSchema``; the SDK sends the value both as
 ``structuredContent`` and as JSON text. Views leave out the bookkeeping an assistant has
 no use for (content hashes, embedding model, access counters), which keeps tool results
-short in the model's context; facts, history events, strategies and insights are passed
-through whole.
+short in the model's context; facts, history events, strategies, insights and
+explanations (``explain_memory`` returns the library's
+:class:`~memstrata.lifecycle.explanation.Explanation`) are passed through whole.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class MemoryView(_View):
     superseded_by: str | None = Field(
         None, description="Set when a newer memory replaced this one (no longer true)."
     )
+    pinned: bool = Field(False, description="Pinned memories never fade, expire or get forgotten.")
 
     @classmethod
     def of(cls, record: MemoryRecord) -> MemoryView:
@@ -68,6 +70,7 @@ class MemoryView(_View):
             metadata=record.metadata,
             importance=record.importance,
             superseded_by=record.superseded_by,
+            pinned=record.pinned,
         )
 
 
@@ -88,11 +91,19 @@ class HitView(MemoryView):
         description="Breakdown: vector, keyword, relevance, importance, recency, access, "
         "final, ...; a signal that did not find the memory is absent."
     )
+    explanation: dict[str, Any] | None = Field(
+        None,
+        description="With explain: why it ranks where it does (rank, relevance, "
+        "retention, retention_factor, final, summary); else null.",
+    )
 
     @classmethod
     def of_hit(cls, hit: Hit) -> HitView:
         return cls(
-            **MemoryView.of(hit.memory).model_dump(), score=hit.score, scores=dict(hit.scores)
+            **MemoryView.of(hit.memory).model_dump(),
+            score=hit.score,
+            scores=dict(hit.scores),
+            explanation=hit.explanation,
         )
 
 

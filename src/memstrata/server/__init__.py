@@ -44,6 +44,13 @@ Modes
   another host unless ``--insecure-no-auth`` is given. ``--data-dir DIR
   --insecure-no-auth`` likewise serves tenant ``"default"`` without keys.
 
+Maintenance
+-----------
+``POST /v1/users/{user_id}/maintain`` runs one maintenance pass over one user's
+memories. ``memstrata serve --maintain-every 6h`` (``ServerSettings.maintain_every_s``)
+also runs one over every tenant with a store at that interval, in a background thread
+(:mod:`memstrata.server.scheduler`).
+
 Errors
 ------
 Every error is a JSON body ``{"error": {"type", "message", "field"}}`` (``field`` names

@@ -1,5 +1,6 @@
 """The application factory: routes, error handlers, body limit and the lifespan that
-opens (and closes) the key store, the shared models and the tenants' stores."""
+opens (and closes) the key store, the shared models, the tenants' stores and the
+maintenance scheduler."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from .deps import ServerState
 from .errors import BodyLimit, SafeJSONResponse, install_handlers
 from .keys import KeyStore
 from .routes import ROUTERS
+from .scheduler import MaintenanceScheduler
 from .settings import ServerSettings
 from .tenants import TenantPool
 from .ui import mount_ui
@@ -65,10 +67,15 @@ def build_app(settings: ServerSettings) -> FastAPI:
                 settings.keys_path,
                 settings.data_dir,
             )
+        if settings.maintain_every_s is not None:
+            state.scheduler = MaintenanceScheduler(state.pool, settings.maintain_every_s)
+            state.scheduler.start()
         app.state.memstrata = state
         try:
             yield
         finally:
+            if state.scheduler is not None:  # before the stores close under it
+                await anyio.to_thread.run_sync(state.scheduler.stop)
             state.pool.close()
             if state.keys is not None:
                 state.keys.close()

@@ -13,6 +13,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from ..memory import Memory
 from .errors import ApiError
 from .keys import ApiKey, KeyStore
+from .scheduler import MaintenanceScheduler
 from .settings import DEFAULT_TENANT, ServerSettings
 from .tenants import TenantPool
 
@@ -30,11 +31,13 @@ __all__ = [
 
 @dataclass
 class ServerState:
-    """What a running server holds: its settings, key store and tenants' stores."""
+    """What a running server holds: its settings, key store, tenants' stores and, with
+    ``maintain_every_s``, the maintenance scheduler."""
 
     settings: ServerSettings
     pool: TenantPool
     keys: KeyStore | None
+    scheduler: MaintenanceScheduler | None = None
 
 
 def state_of(request: Request) -> ServerState:

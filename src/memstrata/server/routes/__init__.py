@@ -1,9 +1,10 @@
 """The REST routes, one module per area; :mod:`memstrata.server.app` mounts them."""
 
-from . import admin, knowledge, memories, sessions
+from . import admin, knowledge, lifecycle, memories, sessions
 
 ROUTERS = (
     memories.router,
+    lifecycle.router,
     knowledge.router,
     sessions.user_router,
     sessions.router,

@@ -54,13 +54,15 @@ def add_memories(body: AddRequest, ctx: User) -> MemoriesResponse:
         metadata=body.metadata,
         importance=body.importance,
         kind=body.kind.value,
+        pinned=body.pinned,
     )
     return MemoriesResponse(items=records)
 
 
 @router.post("/search", response_model=SearchResponse)
 def search_memories(body: SearchRequest, ctx: User) -> SearchResponse:
-    """Hybrid recall (``Memory.search``): hits best first, with the score breakdown."""
+    """Hybrid recall (``Memory.search``): hits best first, with the score breakdown; with
+    ``explain``, each hit's ``explanation`` says why it ranks where it does."""
     hits = ctx.mem.search(
         body.query,
         user_id=ctx.user_id,
@@ -72,6 +74,7 @@ def search_memories(body: SearchRequest, ctx: User) -> SearchResponse:
         kinds=[k.value for k in body.kinds] if body.kinds else None,
         mode=body.mode,
         include_history=body.include_history,
+        explain=body.explain,
     )
     return SearchResponse(hits=hits)
 

@@ -71,6 +71,14 @@ export function clip(text, n) {
   return str.length > n ? str.slice(0, n - 1) + "…" : str;
 }
 
+/** A bar showing a value on [0, 1] (clamped; 0 for null or NaN). */
+export function meter(value, cls = "meter") {
+  const width = typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.min(1, value)) : 0;
+  const fill = h("span", { class: "meter-fill" });
+  fill.style.width = `${(width * 100).toFixed(1)}%`; // CSSOM, allowed under the CSP
+  return h("span", { class: cls, "aria-hidden": "true" }, fill);
+}
+
 /** A definition list from [label, value] pairs (values: nodes or text). */
 export function fields(pairs) {
   return h(

@@ -32,7 +32,10 @@ function row(user, m) {
     h("td", {}, h("span", { class: `badge kind-${m.kind}` }, m.kind)),
     h("td", { class: "nowrap" }, m.session_id || h("span", { class: "muted" }, "—")),
     h("td", { class: "content-cell" }, h("a", { href: userHash(user, "memory", m.id) }, clip(m.content, 180)),
-      m.superseded_by ? h("span", { class: "badge warn" }, "superseded") : null),
+      m.superseded_by ? h("span", { class: "badge warn" }, "superseded") : null,
+      m.pinned ? h("span", { class: "badge ok" }, "pinned") : null,
+      m.archived_at ? h("span", { class: "badge warn" }, "archived") : null,
+      m.merged_into ? h("span", { class: "badge warn" }, "merged") : null),
     h("td", { class: "num" }, fmtNum(m.importance, 2)));
 }
 

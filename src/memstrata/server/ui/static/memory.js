@@ -1,8 +1,9 @@
-// One memory: its content, fields, times, provenance, the facts it stated and its
-// history; and deleting it.
+// One memory: its content, lifecycle (why it is recalled the way it is), fields, times,
+// provenance, the facts it stated and its history; pinning, archiving and deleting it.
 
 import { api, ApiError, userPath } from "./api.js";
 import { clip, fields, fmtNum, h, replace, time } from "./dom.js";
+import { lifecycleButtons, lifecycleCard } from "./lifecycle.js";
 import { confirmAction, flash, go, session, showError, userHash } from "./shell.js";
 
 function memoryLink(user, id) {
@@ -73,10 +74,11 @@ async function remove(user, m) {
 export async function render({ root, route, user, live }) {
   const id = route.arg || "";
   replace(root, h("p", { class: "muted loading" }, "Loading…"));
-  const [got, history, facts] = await Promise.allSettled([
+  const [got, history, facts, explained] = await Promise.allSettled([
     api("GET", userPath(user, "memories", id)),
     api("GET", userPath(user, "memories", id, "history")),
     api("GET", userPath(user, "facts"), { query: { include_history: "true" } }),
+    api("GET", userPath(user, "memories", id, "explain")),
   ]);
   if (!live()) return;
   const events = history.status === "fulfilled" ? history.value.events : [];
@@ -95,10 +97,14 @@ export async function render({ root, route, user, live }) {
     : [];
   const del = h("button", { type: "button", class: "danger", id: "delete-memory" }, "Delete…");
   del.addEventListener("click", () => remove(user, m).catch(showError));
+  const lifecycle = explained.status === "fulfilled"
+    ? lifecycleCard(user, m, explained.value)
+    : section("Lifecycle", h("p", { class: "error-inline" }, explained.reason.message));
   replace(root,
     heading,
-    h("div", { class: "actions" }, back, del),
+    h("div", { class: "actions" }, back, ...lifecycleButtons(user, m, showError), del),
     h("article", { class: "card memory-content", id: "memory-content" }, m.content),
+    lifecycle,
     h("div", { class: "columns" },
       section("Details", fields([
         ["kind", h("span", { class: `badge kind-${m.kind}` }, m.kind)],

@@ -1,7 +1,7 @@
 // Search: hybrid recall over one user's memories, each hit with its score breakdown.
 
 import { api, userPath } from "./api.js";
-import { clip, fmtNum, h, replace, time } from "./dom.js";
+import { clip, fmtNum, h, meter, replace, time } from "./dom.js";
 import { go, userHash } from "./shell.js";
 
 // The parts of Hit.scores (models.Hit, retrieval/search.py) in two columns: how well the
@@ -25,13 +25,6 @@ const RANKING = [
   ["retention", "bar", "how well the memory is retained; scales the final score"],
   ["outdated", "flag", "yes: ranked down as no longer true"],
 ];
-
-function meter(value, cls = "meter") {
-  const width = typeof value === "number" && Number.isFinite(value) ? Math.max(0, Math.min(1, value)) : 0;
-  const fill = h("span", { class: "meter-fill" });
-  fill.style.width = `${(width * 100).toFixed(1)}%`; // CSSOM, allowed under the CSP
-  return h("span", { class: cls, "aria-hidden": "true" }, fill);
-}
 
 function part(scores, [name, how, help]) {
   const value = scores[name];
