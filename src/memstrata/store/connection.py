@@ -224,11 +224,20 @@ class SQLiteConnection:
             self._retry(lambda: self._conn.execute("BEGIN IMMEDIATE"))
             try:
                 yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            else:
                 self._retry(lambda: self._conn.execute("COMMIT"))
+            except BaseException:
+                # A failed COMMIT (disk full, I/O error, a deferred constraint) leaves the
+                # transaction open: rolled back here, or this handle could never write
+                # again and would hold the write lock against every other process.
+                self._rollback()
+                raise
+
+    def _rollback(self) -> None:
+        # SQLite rolls some failed statements back by itself; a second ROLLBACK would then
+        # raise "no transaction is active" and hide the error that matters.
+        if self._conn.in_transaction:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
 
     def transact(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` in one write transaction; errors mapped, locks retried."""
