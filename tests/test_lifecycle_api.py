@@ -268,6 +268,7 @@ def test_search_explain_attaches_the_ranking_only_when_asked(mem: Memory, clock:
         assert e["final"] == pytest.approx(h.score)
         assert e["retention"] == pytest.approx(h.scores["retention"])
         assert e["final"] == pytest.approx(e["reranked"] * e["retention_factor"])
+        assert e["consolidated_factor"] == 1.0 and "consolidated" not in h.scores
         assert e["retention_parts"]["half_life_days"] > 0 and "retention" in e["summary"]
 
 
@@ -308,13 +309,23 @@ def test_a_pinned_memory_never_expires(mem: Memory, clock: Any) -> None:
     assert mem.explain(kept).suppressed == ["expired"]
 
 
-def test_explain_a_memory_past_its_kinds_ttl(db_path: Path, clock: Any) -> None:
+def test_a_memory_past_its_kinds_ttl_is_out_of_recall_unless_pinned(
+    db_path: Path, clock: Any
+) -> None:
     cfg = LifecycleConfig(ttl_days={MemoryKind.EPISODIC: 90})
     with Memory(db_path, embedder="hashing", clock=clock, extractor=None, lifecycle=cfg) as mem:
-        rec = mem.add(TEA, user_id="u", timestamp=clock.now - timedelta(days=91))[0]
-        e = mem.explain(rec.id)
-    assert e.expiry.source == "ttl" and e.expiry.ttl_days == 90 and e.expiry.expired
-    assert e.recallable  # expiring it is maintenance's job
+        old = clock.now - timedelta(days=91)
+        rec = mem.add(TEA, user_id="u", timestamp=old)[0]
+        kept = mem.add(TEA + "!", user_id="u", timestamp=old, pinned=True)[0]
+        e = mem.explain(rec.id, query="green tea")
+        assert e.expiry.source == "ttl" and e.expiry.ttl_days == 90 and e.expiry.expired
+        assert not e.recallable and e.suppressed == ["expired"]
+        assert e.query is not None and "expired" in (e.query.excluded or "")
+        # Recall applies the TTL at once (maintenance deletes later), pinned records aside.
+        assert [h.id for h in mem.search("green tea", user_id="u")] == [kept.id]
+        assert mem.explain(kept.id).recallable
+        assert mem.maintain().users[0].ids["expired"] == [rec.id]
+        assert mem.get(kept.id).pinned
 
 
 def test_explain_a_superseded_fact(smem: Memory, clock: Any) -> None:
@@ -343,6 +354,64 @@ def test_explain_archived_merged_and_consolidated_memories(mem: Memory) -> None:
     a = mem.explain(archived.id, query="green tea")
     assert a.archived_at == mem.now() and a.suppressed == ["archived"]
     assert a.query is not None and "archived" in (a.query.excluded or "")
+
+
+# -- consolidation in ranking ------------------------------------------------------------
+
+
+def test_a_consolidated_source_ranks_below_an_otherwise_equal_record(
+    flat: Memory, clock: Any
+) -> None:
+    when = clock.now - timedelta(days=3)
+    first = flat.add(TEA, user_id="u", session_id="a", timestamp=when, importance=0.5)[0]
+    fact = flat.add("The user drinks green tea", user_id="u", kind="semantic")[0]
+    source = imported(flat, first, session_id="b", consolidated_into=fact.id)
+    hits = {h.id: h for h in flat.search("green tea every morning", user_id="u", explain=True)}
+    assert list(hits)[:2] == [first.id, source]
+    assert hits[source].scores["relevance"] == pytest.approx(hits[first.id].scores["relevance"])
+    weight = flat.lifecycle.consolidated_weight
+    assert weight == 0.8 and hits[source].scores["consolidated"] == weight
+    assert hits[source].score == pytest.approx(weight * hits[first.id].score)
+    e = hits[source].explanation
+    assert e is not None and e["consolidated_factor"] == weight
+    assert e["final"] == pytest.approx(e["reranked"] * e["retention_factor"] * weight)
+    assert f"consolidated into {fact.id}" in e["summary"]
+    q = flat.explain(source, query="green tea every morning").query
+    assert q is not None and q.scores["consolidated"] == weight and q.rank == 2
+    # A search that cannot return the semantic record has nothing to rank above the source.
+    episodes = flat.search("green tea every morning", user_id="u", kinds=["episodic"])
+    assert "consolidated" not in {k for h in episodes for k in h.scores}
+    assert episodes[0].score == pytest.approx(episodes[1].score)
+    # Weight 1 turns it off.
+    off = Memory(
+        flat.path, embedder="hashing", clock=clock, extractor=None,
+        lifecycle=LifecycleConfig(ranking_weight=0.0, consolidated_weight=1.0),
+    )  # fmt: skip
+    with off:
+        again = {h.id: h.score for h in off.search("green tea every morning", user_id="u")}
+    assert again[source] == pytest.approx(again[first.id])
+
+
+def test_the_consolidating_semantic_record_is_found_above_its_sources(
+    smem: Memory, clock: Any
+) -> None:
+    texts = ["I love hiking", "I really love hiking", "Honestly I love hiking"]
+    ids = [
+        smem.add(t, user_id="u", session_id=f"s{i}", timestamp=clock.now - timedelta(days=30 - i))[
+            0
+        ].id
+        for i, t in enumerate(texts)
+    ]
+    assert smem.maintain().totals["consolidated"] == 3
+    [fact] = [f for f in smem.facts(user_id="u") if f.object == "hiking"]
+    hits = smem.search("hiking", user_id="u")
+    assert hits[0].id == fact.memory_id and hits[0].memory.kind is MemoryKind.SEMANTIC
+    by_id = {h.id: h for h in hits}
+    assert set(ids) <= set(by_id)  # downweighted, not deleted
+    for i in ids:
+        assert by_id[i].memory.consolidated_into == fact.memory_id
+        assert by_id[i].scores["consolidated"] == smem.lifecycle.consolidated_weight
+        assert by_id[i].score < hits[0].score
 
 
 def test_explain_a_session_only_memory(mem: Memory) -> None:
@@ -408,18 +477,26 @@ def test_cli_explains_pins_archives_and_restores(db_path: Path) -> None:
 # -- async ----------------------------------------------------------------------------------
 
 
-def test_async_memory_has_the_lifecycle_calls(db_path: Path, clock: Any) -> None:
-    for name in ("pin", "unpin", "archive", "restore", "explain"):
+def test_async_memory_has_every_call_of_memory(db_path: Path, clock: Any) -> None:
+    calls = [
+        name
+        for name, value in inspect.getmembers(Memory)
+        if not name.startswith("_") and inspect.isfunction(value) and name != "now"
+    ]
+    assert {"maintain", "pin", "explain", "context", "search"} <= set(calls)
+    for name in calls:  # ``now`` is cheap and stays synchronous
         assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
 
-    async def main() -> tuple[bool, bool]:
+    async def main() -> tuple[bool, bool, int]:
         async with AsyncMemory(db_path, embedder="hashing", clock=clock, extractor=None) as am:
             rec = (await am.add(TEA, user_id="u"))[0]
             pinned = await am.pin(rec.id)
             explained = await am.explain(rec.id, query="tea")
-            return pinned.pinned, explained.pinned
+            await am.add("ok thanks", user_id="u", timestamp=clock.now - timedelta(days=300))
+            report = await am.maintain(user_id="u")
+            return pinned.pinned, explained.pinned, report.totals["archived"]
 
-    assert anyio.run(main) == (True, True)
+    assert anyio.run(main) == (True, True, 1)
 
 
 def test_batch_retention_matches_one_at_a_time(mem: Memory, clock: Any) -> None:

@@ -3,10 +3,11 @@ maintenance (:mod:`memstrata.bench.lifesim`; fake clock, real SQLite, the hashin
 embedder and the rule extractor). The store stays bounded, every pinned memory and every
 current preference is still recalled at day 180, superseded and expired ones are not.
 
-The run uses the compact policy (``forget_below_importance=0.55``: conversation turns
-fade once old, knowledge stays); with the default policy (0.35) plain turns are kept for
-LoCoMo-style questions about any past turn, and the store grows with them (the module's
-``main`` plots both).
+The run uses the compact policy (``LifecycleConfig(forget_below_importance=0.55)``:
+conversation turns fade once old, knowledge stays); with the default policy (0.35) plain
+turns are kept for LoCoMo-style questions about any past turn, and the store grows with
+them (the module's ``main`` plots both). The expiring details are stored with
+``Memory.add(expires_at=...)``.
 """
 
 from __future__ import annotations
@@ -17,21 +18,18 @@ from pathlib import Path
 import pytest
 
 from memstrata import Memory, NotFoundError
-from memstrata.bench.lifesim import START, USERS, Simulation, simulate
+from memstrata.bench.lifesim import COMPACT, START, USERS, Simulation, simulate
 from memstrata.lifecycle import FakeClock
-from memstrata.lifecycle.maintain import MaintenanceOptions
 
 pytestmark = pytest.mark.timeout(180)
-
-COMPACT = MaintenanceOptions(forget_below_importance=0.55)
 
 
 @pytest.fixture(scope="module")
 def life(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Memory, Simulation]]:
     clock = FakeClock(START)
     path = Path(tmp_path_factory.mktemp("life")) / "life.db"
-    with Memory(path, embedder="hashing", clock=clock) as mem:
-        sim = simulate(mem, clock, options=COMPACT)
+    with Memory(path, embedder="hashing", clock=clock, lifecycle=COMPACT) as mem:
+        sim = simulate(mem, clock)
         print("\nday  active (ana, ben, chen)   rows")
         for row in sim.curve:
             print(
@@ -94,4 +92,4 @@ def test_maintenance_was_idempotent_at_the_end(life: tuple[Memory, Simulation]) 
     mem, sim = life
     last = sim.curve[-1]["totals"]
     assert last["examined"] > 0
-    assert mem.maintain(options=COMPACT).changes == 0
+    assert mem.maintain().changes == 0

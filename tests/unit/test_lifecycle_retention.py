@@ -117,15 +117,38 @@ def test_pinned_records_never_decay_or_get_forgotten() -> None:
     assert retention(record(metadata={"pinned": True}), much_later) < 0.01
 
 
-def test_forgetting_follows_the_threshold_and_the_policy() -> None:
+def test_forgetting_follows_the_threshold_the_importance_floor_and_the_policy() -> None:
     # 0.05 is reached after log2(20) = 4.32 half-lives: day 129.7 for a default episode.
     item = inp()
-    assert forgetting_action(item, T0 + timedelta(days=129)) == "keep"
-    assert forgetting_action(item, T0 + timedelta(days=130)) == "archive"
-    deleting = LifecycleConfig(forget_action="delete")
+    everything = LifecycleConfig(forget_below_importance=1.0)
+    assert forgetting_action(item, T0 + timedelta(days=129), everything) == "keep"
+    assert forgetting_action(item, T0 + timedelta(days=130), everything) == "archive"
+    deleting = LifecycleConfig(forget_action="delete", forget_below_importance=1.0)
     assert forgetting_action(item, T0 + timedelta(days=130), deleting) == "delete"
     # A semantic fact with the same age is kept.
-    assert forgetting_action(inp(kind=MemoryKind.SEMANTIC), T0 + timedelta(days=130)) == "keep"
+    fact = inp(kind=MemoryKind.SEMANTIC)
+    assert forgetting_action(fact, T0 + timedelta(days=130), everything) == "keep"
+    # By default only what matters little (importance < 0.35) is forgotten by age.
+    assert LifecycleConfig().forget_below_importance == 0.35
+    late = T0 + timedelta(days=1000)
+    assert forgetting_action(item, late) == "keep"
+    assert forgetting_action(inp(importance=0.34), late) == "archive"
+    assert forgetting_action(inp(importance=0.35), late) == "keep"
+    assert (
+        forgetting_action(inp(importance=0.0), late, LifecycleConfig(forget_below_importance=0.0))
+        == "keep"
+    )
+
+
+def test_the_explanation_carries_the_forgetting_decision() -> None:
+    late = T0 + timedelta(days=1000)
+    for importance, pinned in itertools.product((0.1, 0.34, 0.35, 0.9), (False, True)):
+        item = inp(importance=importance, pinned=pinned)
+        ex = explain_retention(item, late)
+        assert ex.importance == importance and ex.forget_below_importance == 0.35
+        assert ex.below_threshold is (not pinned)
+        assert ex.forgotten is (not pinned and importance < 0.35)
+        assert (forgetting_action(item, late) != "keep") is ex.forgotten
 
 
 def test_explanation_matches_the_documented_formula() -> None:

@@ -4,9 +4,11 @@ the end of each conversation, and how many questions would lose all their eviden
 No store and no embedder: each turn gets the importance ``Memory.add`` would give it
 (:func:`memstrata.lifecycle.api.write_importance`) and its retention at the time of the
 conversation's last turn (:func:`memstrata.lifecycle.retention.retention`, no accesses);
-a turn is forgotten when its retention is below ``archive_threshold`` and its importance
-below the floor (``MaintenanceOptions.forget_below_importance``). This is how the
-default floor was chosen (see :mod:`memstrata.lifecycle.maintain`).
+a turn is forgotten when :func:`memstrata.lifecycle.retention.forgetting_action` says so
+(retention below ``archive_threshold`` and importance below the floor,
+``LifecycleConfig.forget_below_importance``), evaluated here at several floors. This is
+how the default floor was chosen (see
+:attr:`memstrata.lifecycle.LifecycleConfig.forget_below_importance`).
 
 Run: ``python -m memstrata.bench.forgetting --data ../shared/data/locomo/locomo_dev.json``.
 """
@@ -22,7 +24,7 @@ from typing import Any
 
 from ..lifecycle.api import write_importance
 from ..lifecycle.config import LifecycleConfig
-from ..lifecycle.retention import RetentionInput, retention
+from ..lifecycle.retention import RetentionInput, forgetting_action
 from ..models import MemoryKind
 from .locomo import (
     SCORED_CATEGORIES,
@@ -35,7 +37,7 @@ from .locomo import (
 
 __all__ = ["forgetting_impact", "main"]
 
-FLOORS = (0.0, 0.2, 0.35, 0.45, 0.55, 1.01)
+FLOORS = (0.0, 0.2, 0.35, 0.45, 0.55, 1.0)
 
 
 def forgetting_impact(
@@ -44,41 +46,47 @@ def forgetting_impact(
     floors: Sequence[float] = FLOORS,
     config: LifecycleConfig | None = None,
 ) -> dict[str, Any]:
-    """For each importance floor: turns forgotten, and scored questions (categories 1-4)
-    whose evidence turns would all be forgotten.
+    """For each importance floor (``forget_below_importance``; the other settings from
+    ``config``): turns forgotten, and scored questions (categories 1-4) whose evidence
+    turns would all be forgotten.
 
     Returns:
         ``{"turns", "questions", "by_floor": {floor: {"turns_forgotten",
-        "questions_without_evidence"}}}`` (floors as strings; 1.01 means no floor).
+        "questions_without_evidence"}}}`` (floors as strings; 1.0 forgets every faded
+        turn below importance 1: decay alone).
     """
-    cfg = config or LifecycleConfig()
+    base = config or LifecycleConfig()
+    policies = {
+        f: LifecycleConfig.model_validate({**base.model_dump(), "forget_below_importance": f})
+        for f in floors
+    }
     turns_total = questions_total = 0
     forgotten = dict.fromkeys(floors, 0)
     lost = dict.fromkeys(floors, 0)
     for sample in load_conversations(data_path):
         sessions = _sessions(sample["conversation"])
         end = conversation_end(sessions)
-        state: dict[str, tuple[float, float]] = {}
+        state: dict[str, RetentionInput] = {}
         for _number, start, turns in sessions:
             for turn in turns:
                 text = turn_content(turn)
-                if not text:
-                    continue
-                imp = write_importance(text, MemoryKind.EPISODIC).value
-                kept = retention(RetentionInput(MemoryKind.EPISODIC, imp, start), end, cfg)
-                state[turn["dia_id"]] = (imp, kept)
+                if text:
+                    imp = write_importance(text, MemoryKind.EPISODIC).value
+                    state[turn["dia_id"]] = RetentionInput(MemoryKind.EPISODIC, imp, start)
         turns_total += len(state)
+        gone = {
+            f: {d for d, item in state.items() if forgetting_action(item, end, cfg) != "keep"}
+            for f, cfg in policies.items()
+        }
         for floor in floors:
-            forgotten[floor] += sum(
-                1 for imp, kept in state.values() if kept < cfg.archive_threshold and imp < floor
-            )
+            forgotten[floor] += len(gone[floor])
         for qa in sample["qa"]:
             ids, _bad = parse_evidence(qa.get("evidence") or [], set(state))
             if not ids or qa["category"] not in SCORED_CATEGORIES:
                 continue
             questions_total += 1
             for floor in floors:
-                if all(state[i][1] < cfg.archive_threshold and state[i][0] < floor for i in ids):
+                if all(i in gone[floor] for i in ids):
                     lost[floor] += 1
     return {
         "turns": turns_total,

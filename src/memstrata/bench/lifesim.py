@@ -12,10 +12,11 @@ room for a week). Generation is deterministic (seeded). After every
 active (recallable) records per user is the store-size curve.
 
 Run ``python -m memstrata.bench.lifesim [--out docs/lifecycle_sim.png]`` to simulate
-with the default policy and with a compact one (``forget_below_importance=0.55``:
-conversation turns fade once old, knowledge stays), and plot both curves. Rows in the
-store keep growing under both: archived and merged records stay (restorable, and
-the provenance of what they were merged into).
+with the default policy and with a compact one (:data:`COMPACT`,
+``LifecycleConfig(forget_below_importance=0.55)``: conversation turns fade once old,
+knowledge stays), and plot both curves. Rows in the store keep growing under both:
+archived and merged records stay (restorable, and the provenance of what they were
+merged into).
 """
 
 from __future__ import annotations
@@ -35,12 +36,11 @@ from typing import TYPE_CHECKING, Any
 from ..lifecycle.clock import FakeClock
 from ..lifecycle.config import LifecycleConfig
 from ..lifecycle.maintain import MaintenanceOptions
-from ..models import MemoryRecord, new_id
 
 if TYPE_CHECKING:
     from ..memory import Memory
 
-__all__ = ["USERS", "Persona", "Simulation", "main", "simulate"]
+__all__ = ["COMPACT", "USERS", "Persona", "Simulation", "main", "simulate"]
 
 START = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 SMALL_TALK = ("hi", "good morning", "ok thanks", "lol", "hey there", "thanks!", "haha", "bye")
@@ -103,7 +103,11 @@ USERS: tuple[Persona, ...] = (
     ),
 )  # fmt: skip
 
-#: (day, text, days until it expires): details stated with their own expiry.
+#: The policy of an agent that wants a bounded store: conversation turns fade once old
+#: (forgetting reaches importance up to 0.55), knowledge stays.
+COMPACT = LifecycleConfig(forget_below_importance=0.55)
+#: (day, text, days until it expires): details stated with their own expiry
+#: (``Memory.add(expires_at=...)``).
 EXPIRING = (
     (20, "My hotel room is 512 this week", 7),
     (150, "The guest wifi password is kiwi77", 5),
@@ -156,19 +160,6 @@ def _day_messages(persona: Persona, day: int, rng: random.Random) -> list[str]:
     return texts
 
 
-def _expiring(mem: Memory, user_id: str, day: int, text: str, days: int, at: datetime) -> str:
-    """Store a detail with its own expiry (``add`` takes none: it arrives by import)."""
-    rid = new_id()
-    rec = MemoryRecord(
-        id=rid, user_id=user_id, session_id=f"d{day}", content=text, role="user",
-        importance=0.5, created_at=at, updated_at=at, occurred_at=at,
-        expires_at=at + timedelta(days=days), source_ids=[new_id()], content_hash=rid,
-        embedding_model=mem.embedder.name,
-    )  # fmt: skip
-    mem.import_rows([{"type": "memory", **rec.to_json()}])
-    return rid
-
-
 def simulate(
     mem: Memory,
     clock: FakeClock,
@@ -180,7 +171,8 @@ def simulate(
     seed: int = 7,
 ) -> Simulation:
     """Live ``days`` days for ``users`` in ``mem`` (whose clock must be ``clock``), with
-    a maintenance pass every ``maintain_every`` days.
+    a maintenance pass every ``maintain_every`` days. The policy is ``mem.lifecycle``
+    (e.g. ``forget_below_importance``); ``options`` are the passes' options.
 
     Returns:
         The :class:`Simulation` (curve, pinned and expiring ids, timings).
@@ -199,8 +191,11 @@ def simulate(
                     sim.pinned[persona.user_id].append(rec.id)
             for when, text, ttl in EXPIRING:
                 if when == day:
-                    rid = _expiring(mem, persona.user_id, day, text, ttl, at)
-                    sim.expiring[persona.user_id].append(rid)
+                    [rec] = mem.add(
+                        text, user_id=persona.user_id, session_id=session,
+                        expires_at=at + timedelta(days=ttl),
+                    )  # fmt: skip
+                    sim.expiring[persona.user_id].append(rec.id)
         if (day + 1) % maintain_every == 0 or day == days - 1:
             clock.set(START + timedelta(days=day, hours=14))
             before = time.perf_counter()
@@ -258,18 +253,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default=None, help="save the curves as a PNG here")
     parser.add_argument("--json", default=None, help="write the curves as JSON here")
     args = parser.parse_args(argv)
-    compact = MaintenanceOptions(forget_below_importance=0.55)
     policies = {
-        "default policy": (MaintenanceOptions(), LifecycleConfig()),
-        "compact (forget below 0.55)": (compact, LifecycleConfig()),
+        "default policy": LifecycleConfig(),
+        "compact (forget below 0.55)": COMPACT,
     }
     runs: dict[str, Simulation] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (label, (options, cfg)) in enumerate(policies.items()):
+        for i, (label, cfg) in enumerate(policies.items()):
             clock = FakeClock(START)
             path = Path(tmp) / f"sim{i}.db"
             with Memory(path, embedder=args.embedder, clock=clock, lifecycle=cfg) as mem:
-                runs[label] = sim = simulate(mem, clock, days=args.days, options=options)
+                runs[label] = sim = simulate(mem, clock, days=args.days)
             per_k = 1000 * sim.maintain_seconds / max(sim.maintained_records, 1)
             print(f"{label}: {sim.seconds:.1f} s; maintain {per_k * 1000:.1f} ms per 1,000 records")
             for row in sim.curve:

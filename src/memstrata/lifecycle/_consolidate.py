@@ -16,7 +16,7 @@ records without a session count per day):
   merged into it, and the survivor is linked to it. The new record reuses the
   survivor's vectors (the same text) and its keyword terms include the speaker.
   Small talk is not consolidated (survivors below
-  ``MaintenanceOptions.forget_below_importance``), nor are groups whose records state a
+  ``LifecycleConfig.forget_below_importance``), nor are groups whose records state a
   fact (the fact covers them). A survivor already consolidated gets the provenance of
   records merged into it later.
 
@@ -123,7 +123,7 @@ def _groups(p: Pass) -> dict[str, list[MemoryRecord]]:
         "AND s.pinned = 0 AND s.session_only = 0 AND s.importance >= ?) OR "
         "(s.consolidated_into IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memories t, "
         "json_each(t.source_ids) j WHERE t.id = s.consolidated_into AND j.value = memories.id))))",
-        [p.user_id, p.options.forget_below_importance],
+        [p.user_id, p.config.forget_below_importance],
     )
     for _rowid, r in rows:
         if r.merged_into is not None and r.id not in p.gone:
@@ -143,7 +143,7 @@ def _group_plans(p: Pass) -> list[_Plan]:
     survivors = _records(p, groups)
     targets = _records(p, [s.consolidated_into for s in survivors.values() if s.consolidated_into])
     with_fact = p.semantic.graph.facts_by_memory_ids(p.user_id, list(targets))
-    need, floor = p.options.consolidate_min_interactions, p.options.forget_below_importance
+    need, floor = p.options.consolidate_min_interactions, p.config.forget_below_importance
     plans: list[_Plan] = []
     for sid, members in groups.items():
         s = survivors.get(sid)

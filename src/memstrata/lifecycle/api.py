@@ -49,9 +49,10 @@ from .explanation import (
     expiry_of,
     summary_lines,
     suppressed_by,
+    will_be_forgotten,
 )
 from .importance import ImportanceEstimate, estimate_importance
-from .retention import explain_retention
+from .retention import as_accessed, explain_retention
 
 if TYPE_CHECKING:
     from ..config import RetrievalConfig
@@ -209,7 +210,10 @@ class LifecycleAPI:
         text = v.content(query, "query") if query is not None else None
         now = self.now()
         cfg = self.lifecycle
-        suppressed = suppressed_by(record, now)
+        suppressed = suppressed_by(record, now, cfg)
+        # Judged as maintenance judges it: a restore from the archive counts as an access.
+        judged = as_accessed(record, self.store.restored_at([record.id]).get(record.id))
+        kept = explain_retention(judged, now, cfg)
         fields: dict[str, Any] = {
             "memory_id": record.id,
             "user_id": record.user_id,
@@ -217,7 +221,8 @@ class LifecycleAPI:
             "at": now,
             "recallable": not suppressed,
             "suppressed": suppressed,
-            "retention": explain_retention(record, now, cfg),
+            "retention": kept,
+            "will_be_forgotten": will_be_forgotten(kept, suppressed),
             "importance": self._importance(record),
             "pinned": record.pinned,
             "expiry": expiry_of(record, now, cfg),

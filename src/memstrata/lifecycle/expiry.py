@@ -1,14 +1,23 @@
-"""Time-to-live: when a memory expires, by its own ``expires_at`` or its kind's default TTL."""
+"""Time-to-live: when a memory expires, by its own ``expires_at`` or its kind's default TTL.
+
+A memory's *effective* expiry (:func:`effective_expires_at`) is its own ``expires_at``
+when set, else its kind's ``LifecycleConfig.ttl_days`` counted from when it happened.
+Pinned memories never expire. Recall (:func:`memstrata.retrieval.search.active_where`),
+maintenance (which deletes what expired) and ``Memory.explain`` all judge expiry by
+:func:`expired_where` / :func:`is_expired` over this one definition.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from ..errors import ValidationError
 from ..models import MemoryKind, MemoryRecord, to_utc
+from ..store.connection import iso
 from .config import LifecycleConfig
 
-__all__ = ["default_expires_at", "effective_expires_at", "is_expired"]
+__all__ = ["default_expires_at", "effective_expires_at", "expired_where", "is_expired"]
 
 
 def default_expires_at(
@@ -44,8 +53,9 @@ def effective_expires_at(
     record: MemoryRecord, config: LifecycleConfig | None = None
 ) -> datetime | None:
     """The time ``record`` expires: its own ``expires_at`` when set (the caller's choice
-    wins, later or earlier), else its kind's default TTL from when it happened. Pinned
-    records are not exempt: a TTL is an explicit instruction, unlike decay."""
+    wins, later or earlier), else its kind's default TTL from when it happened. This is
+    the record's time whether pinned or not; a pinned record does not expire while it is
+    pinned (recall keeps it, maintenance does not delete it)."""
     if record.expires_at is not None:
         return record.expires_at
     return default_expires_at(record.kind, record.occurred_at or record.created_at, config)
@@ -63,3 +73,26 @@ def is_expired(expires_at: datetime | None, now: datetime | str | float) -> bool
         raise ValidationError("now", "is required")
     expiry = to_utc(expires_at, "expires_at")
     return expiry is not None and expiry <= at
+
+
+def expired_where(
+    now: datetime, config: LifecycleConfig | None = None, prefix: str = ""
+) -> tuple[str, list[Any]]:
+    """SQL for "past its effective expiry at ``now``" over the ``memories`` table
+    (aliased by ``prefix``, e.g. ``"m."``), with its parameters; pinning is not
+    considered (callers add ``pinned = 0`` or ``pinned = 1 OR NOT (...)``). ``config``
+    gives the default TTLs per kind (``None``: the defaults, which have none).
+
+    Never NULL, so ``NOT (...)`` selects exactly the records that have not expired.
+    Times compare as stored text (fixed-width UTC ISO-8601).
+    """
+    ttl = config.ttl_days if config is not None else {}  # the default config has none
+    parts = [f"({prefix}expires_at IS NOT NULL AND {prefix}expires_at <= ?)"]
+    params: list[Any] = [iso(now)]
+    for kind, days in sorted(ttl.items(), key=lambda kv: kv[0].value):
+        parts.append(
+            f"({prefix}expires_at IS NULL AND {prefix}kind = ? "
+            f"AND COALESCE({prefix}occurred_at, {prefix}created_at) <= ?)"
+        )
+        params += [kind.value, iso(now - timedelta(days=days))]
+    return f"({' OR '.join(parts)})", params

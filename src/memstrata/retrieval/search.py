@@ -5,7 +5,11 @@ the user's vectors (cached in process, reloaded when the store's per-user genera
 changes) and from BM25 over the FTS5 keyword index; both are fused into a relevance in
 [0, 1] and reranked with importance, recency and access counts; the result is scaled
 by the memory's retention (:mod:`memstrata.lifecycle.retention`:
-``score · (1 - w + w · retention)``, ``w = LifecycleConfig.ranking_weight``).
+``score · (1 - w + w · retention)``, ``w = LifecycleConfig.ranking_weight``), and the
+sources of a consolidation are downweighted by ``LifecycleConfig.consolidated_weight``
+when the semantic record that consolidates them is in the search's scope.
+Expired (own ``expires_at`` or the kind's TTL), archived and merged records are never
+candidates (:func:`active_where`).
 Returned hits are counted as accesses, which reinforces them
 (:func:`memstrata.lifecycle.retention.reinforce`).
 """
@@ -23,10 +27,11 @@ import numpy as np
 from ..config import RetrievalConfig
 from ..embed.base import Embedder
 from ..lifecycle.config import LifecycleConfig
+from ..lifecycle.expiry import expired_where
 from ..lifecycle.retention import explain_retention, rank_score, reinforce, retention_many
 from ..models import Hit, MemoryRecord
 from ..store.graph import GraphStore, normalize_name
-from ..store.sqlite import RankSignals, SQLiteStore, iso
+from ..store.sqlite import RankSignals, SQLiteStore
 from ..textproc import fts_match_expression, query_terms
 from . import fusion
 from .bm25 import bm25_scores, idf
@@ -78,17 +83,28 @@ def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
 
 
 def active_where(
-    now: datetime, prefix: str = "", *, include_history: bool = False
+    now: datetime,
+    prefix: str = "",
+    *,
+    include_history: bool = False,
+    lifecycle: LifecycleConfig | None = None,
 ) -> tuple[str, list[Any]]:
-    """Exclude expired (TTL), archived and merged records, and superseded ones unless
-    ``include_history``. A pinned record never expires (nor does maintenance delete it)."""
-    expiry = (
-        f"({prefix}expires_at IS NULL OR {prefix}expires_at > ? OR {prefix}pinned = 1) "
+    """SQL (and its parameters) that excludes expired, archived and merged records, and
+    superseded ones unless ``include_history``.
+
+    Expired means past the *effective* expiry: the record's own ``expires_at``, else its
+    kind's ``lifecycle.ttl_days`` (:func:`~memstrata.lifecycle.expiry.expired_where`,
+    the same condition maintenance deletes by). ``lifecycle=None`` applies no default
+    TTL (only the records' own ``expires_at``). A pinned record never expires (nor does
+    maintenance delete it)."""
+    expired, params = expired_where(now, lifecycle, prefix)
+    active = (
+        f"({prefix}pinned = 1 OR NOT {expired}) "
         f"AND {prefix}archived_at IS NULL AND {prefix}merged_into IS NULL"
     )
     if include_history:
-        return expiry, [iso(now)]
-    return f"{expiry} AND {prefix}superseded_by IS NULL", [iso(now)]
+        return active, params
+    return f"{active} AND {prefix}superseded_by IS NULL", params
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -212,6 +228,7 @@ class _Candidates:
     outdated: set[int] = field(default_factory=set)  # turns matched on a closed fact
     closed: frozenset[int] = frozenset()
     entity_names: list[tuple[str, str]] = field(default_factory=list)
+    consolidated: set[int] = field(default_factory=set)  # sources of a consolidation
 
 
 class Searcher:
@@ -248,6 +265,7 @@ class Searcher:
         # Rank on a light projection; build full records only for the hits returned.
         signals = self.store.rank_signals(cands.rowids)
         rowids = [r for r in cands.rowids if r in signals]
+        cands.consolidated = self._consolidated(req, rowids)
         scores = self._score(req, rowids, [signals[r] for r in rowids], cands)
         order = np.argsort(-scores["final"], kind="stable")
         if req.threshold is not None:
@@ -280,13 +298,21 @@ class Searcher:
         """Which rowids vector search may return: ``(True, ids)`` only these, ``(False, ids)``
         all but these, ``None`` all of the user's."""
         where, params = scope_where(req.scope)
-        act, act_params = active_where(req.now, include_history=req.include_history)
+        act, act_params = active_where(
+            req.now, include_history=req.include_history, lifecycle=req.lifecycle
+        )
         if where == "1":
-            # Fast path: only inactive records (partial index) need excluding.
+            # Fast path: only inactive records need excluding; without default TTLs those
+            # are in the partial index of inactive records.
+            maybe = (
+                "expires_at IS NOT NULL OR superseded_by IS NOT NULL "
+                "OR archived_at IS NOT NULL OR merged_into IS NOT NULL"
+            )
+            if req.lifecycle.ttl_days:
+                maybe += f" OR kind IN ({','.join('?' * len(req.lifecycle.ttl_days))})"
             inactive = self.store.rowids(
-                "user_id = ? AND (expires_at IS NOT NULL OR superseded_by IS NOT NULL "
-                f"OR archived_at IS NOT NULL OR merged_into IS NOT NULL) AND NOT ({act})",
-                [req.scope.user_id, *act_params],
+                f"user_id = ? AND ({maybe}) AND NOT ({act})",
+                [req.scope.user_id, *(k.value for k in req.lifecycle.ttl_days), *act_params],
             )
             if not inactive:
                 return None
@@ -416,7 +442,9 @@ class Searcher:
         if match is None:
             return
         where, params = scope_where(req.scope, "m.")
-        act, act_params = active_where(req.now, "m.", include_history=req.include_history)
+        act, act_params = active_where(
+            req.now, "m.", include_history=req.include_history, lifecycle=req.lifecycle
+        )
         rows = self.store.keyword_matches(
             req.scope.user_id, match, f"{where} AND {act}", [*params, *act_params], n
         )
@@ -435,6 +463,31 @@ class Searcher:
             cands.kw_rank[rid] = rank
             if rid not in seen:
                 cands.rowids.append(rid)
+
+    def _consolidated(self, req: SearchRequest, rowids: list[int]) -> set[int]:
+        """Which of ``rowids`` maintenance consolidated into a semantic record that this
+        search may return (in scope and active): only those are downweighted, since a
+        search that cannot return the semantic record (``kinds=["episodic"]``, a session
+        or metadata filter) has nothing to rank above them."""
+        if req.lifecycle.consolidated_weight >= 1.0:
+            return set()  # weight 1: nothing to downweight
+        where, params = scope_where(req.scope, "t.")
+        act, act_params = active_where(
+            req.now, "t.", include_history=req.include_history, lifecycle=req.lifecycle
+        )
+        target = (
+            "EXISTS (SELECT 1 FROM memories t WHERE t.id = memories.consolidated_into "
+            f"AND t.user_id = ? AND {where} AND {act})"
+        )
+        out: set[int] = set()
+        for start in range(0, len(rowids), 500):
+            part = rowids[start : start + 500]
+            out |= self.store.rowids(
+                f"rowid IN ({','.join('?' * len(part))}) AND consolidated_into IS NOT NULL "
+                f"AND {target}",
+                [*part, req.scope.user_id, *params, *act_params],
+            )
+        return out
 
     def _text_stats(self) -> tuple[int, float]:
         """The store's BM25 collection statistics, recomputed when its data changes."""
@@ -514,7 +567,11 @@ class Searcher:
             access_weight=cfg.access_weight,
         )
         kept = retention_many(recs, now, req.lifecycle)
-        final = np.array(
+        # A consolidation's sources stay in recall, downweighted below the semantic
+        # record that stands for them.
+        consolidated = np.array([r in cands.consolidated for r in rowids], dtype=bool)
+        weight = np.where(consolidated, req.lifecycle.consolidated_weight, 1.0)
+        final = weight * np.array(
             [
                 rank_score(float(f), float(k), req.lifecycle)
                 for f, k in zip(reranked, kept, strict=True)
@@ -536,6 +593,7 @@ class Searcher:
             "access": access,
             "reranked": reranked,
             "retention": kept,
+            "consolidated": np.where(consolidated, weight, np.nan),
             "final": final,
         }
 
@@ -559,16 +617,19 @@ def ranking_explanation(
 
     Returns:
         ``{"rank", "relevance", "reranked", "retention", "ranking_weight",
-        "retention_factor", "final", "retention_parts", "summary"}``: ``relevance`` and
-        the other numbers are the breakdown's, ``reranked`` is relevance after the
-        importance / recency / access rerank, ``retention_factor`` is
-        ``1 - w + w · retention``, ``retention_parts`` the
-        :class:`~memstrata.lifecycle.RetentionExplanation` of the retention (as JSON) and
-        ``summary`` one readable line.
+        "retention_factor", "consolidated_factor", "final", "retention_parts",
+        "summary"}``: ``relevance`` and the other numbers are the breakdown's,
+        ``reranked`` is relevance after the importance / recency / access rerank,
+        ``retention_factor`` is ``1 - w + w · retention``, ``consolidated_factor`` is
+        ``LifecycleConfig.consolidated_weight`` for a consolidation's source and 1
+        otherwise (``final = reranked · retention_factor · consolidated_factor``),
+        ``retention_parts`` the :class:`~memstrata.lifecycle.RetentionExplanation` of the
+        retention (as JSON) and ``summary`` one readable line.
     """
     parts = explain_retention(record, now, lifecycle)
     w = lifecycle.ranking_weight
     factor = 1.0 - w + w * parts.value
+    consolidated = scores.get("consolidated", 1.0)
     signals = [
         f"{name} {scores[key]:.3f}"
         for name, key in (("vector", "vector_norm"), ("keyword", "keyword_norm"))
@@ -585,10 +646,16 @@ def ranking_explanation(
         else f"retention {parts.value:.3f} ({parts.age_days:.1f} d since {parts.anchor}, "
         f"half-life {parts.half_life_days:.1f} d)"
     )
+    source = (
+        f"; consolidated into {record.consolidated_into} → ×{consolidated:g}"
+        if "consolidated" in scores
+        else ""
+    )
     summary = (
         f"rank {rank}: relevance {scores.get('relevance', 0.0):.3f}"
         + (f" ({', '.join(signals + notes)})" if signals or notes else "")
-        + f"; {kept} × weight {w:g} → ×{factor:.3f}; final {scores.get('final', 0.0):.3f}"
+        + f"; {kept} × weight {w:g} → ×{factor:.3f}{source}; "
+        + f"final {scores.get('final', 0.0):.3f}"
     )
     return {
         "rank": rank,
@@ -597,6 +664,7 @@ def ranking_explanation(
         "retention": parts.value,
         "ranking_weight": w,
         "retention_factor": factor,
+        "consolidated_factor": consolidated,
         "final": scores.get("final"),
         "retention_parts": parts.to_json(),
         "summary": summary,
