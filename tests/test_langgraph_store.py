@@ -449,3 +449,13 @@ def test_in_a_langgraph_graph(mstore: MemstrataStore) -> None:
     out = app.invoke({"user": "alice", "question": "what is the home town?", "answer": ""})
     assert out["answer"] == "home town is Braga"
     assert mstore.get(("alice", "facts"), "home") is not None
+
+
+def test_items_never_fade_out_of_the_store(mem: Memory, mstore: MemstrataStore, clock: Any) -> None:
+    # A low-importance item untouched for years: the lifecycle keeps it (items are pinned).
+    mstore.put(("alice", "notes"), "ok", {"text": "ok"})
+    clock.advance(days=3650)
+    mem.maintain(user_id="alice")
+    item = mstore.get(("alice", "notes"), "ok")
+    assert item is not None and item.value == {"text": "ok"}
+    assert [i.key for i in mstore.search(("alice",), query="ok")] == ["ok"]

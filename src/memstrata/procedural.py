@@ -49,6 +49,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import _validate as v
 from .errors import ValidationError
+from .lifecycle.config import LifecycleConfig
 from .models import MemoryKind, MemoryRecord, content_hash, new_id, validate_content
 from .retrieval.search import active_where
 
@@ -313,6 +314,7 @@ class ProceduralAPI:
     # Provided by Memory.
     store: SQLiteStore
     embedder: Embedder
+    lifecycle: LifecycleConfig
     now: Callable[[], datetime]
     _records: Callable[..., builtins.list[MemoryRecord]]
     _insert: Callable[..., builtins.list[MemoryRecord]]
@@ -418,7 +420,7 @@ class ProceduralAPI:
         """
         user_id = v.scope_id(user_id, "user_id", required=True)
         agent_id = v.scope_id(agent_id, "agent_id")
-        active, params = active_where(self.now())
+        active, params = active_where(self.now(), lifecycle=self.lifecycle)
         where = f"user_id = ? AND kind = ? AND {active}"
         args: builtins.list[Any] = [user_id, MemoryKind.PROCEDURAL.value, *params]
         if agent_id is not None:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _validate as v
 from .errors import ValidationError
+from .lifecycle.config import LifecycleConfig
 from .models import MemoryKind, MemoryRecord, content_hash
 from .retrieval.search import active_where
 from .store.connection import iso
@@ -155,6 +156,7 @@ class SessionAPI:
     # Provided by Memory.
     store: SQLiteStore
     sessions: SessionStore
+    lifecycle: LifecycleConfig
     summarizer: Summarizer
     semantic: SemanticLayer
     now: Callable[[], datetime]
@@ -276,7 +278,9 @@ class SessionAPI:
     ) -> builtins.list[MemoryRecord]:
         """The session's episodic turns (of ``agent_id`` when given) that no session
         summary covers yet, oldest first; session-only and expired records left out."""
-        alive, alive_params = active_where(self.now(), include_history=True)
+        alive, alive_params = active_where(
+            self.now(), include_history=True, lifecycle=self.lifecycle
+        )
         rows = self.store.select(
             f"user_id = ? AND session_id = ? AND kind = ? AND session_only = 0 AND {alive}",
             [user_id, session_id, MemoryKind.EPISODIC.value, *alive_params],

@@ -252,6 +252,9 @@ class MemstrataStore(BaseStore):
                 user_id=w.user,
                 session_id=_session_of(w.namespace, w.key),
                 metadata=w.metadata,
+                # An item is data the graph asked to keep until it deletes it: the
+                # lifecycle never decays, archives or expires it.
+                pinned=True,
             )
             return
         *extra, rec = found

@@ -46,9 +46,9 @@ function stateBadges(m, e) {
 }
 
 /** Whether maintenance forgets the memory now (archives or deletes it). */
-function forgetting(r) {
+function forgetting(r, e) {
   if (r.pinned) return "never: pinned";
-  if (r.forgotten === true) return h("span", { class: "badge warn", id: "forgotten" }, "by the next maintenance pass");
+  if (e.will_be_forgotten === true) return h("span", { class: "badge warn", id: "forgotten" }, "by the next maintenance pass");
   if (r.below_threshold) return r.forgotten === false ? "no: faded, but important enough to keep" : "below the archive threshold";
   return "no";
 }
@@ -66,7 +66,7 @@ function retentionPart(e) {
       ["half-life", `${days(r.half_life_days)} = ${fmtNum(r.base_half_life_days, 0)} d (${e.kind})`
         + ` × ${fmtNum(r.importance_factor, 2)} (importance) × ${fmtNum(r.reinforcement_factor, 2)} (recalls)`],
       ["archive below", fmtNum(r.archive_threshold, 2)],
-      ["forgotten", forgetting(r)],
+      ["forgotten", forgetting(r, e)],
     ]));
 }
 
