@@ -192,7 +192,7 @@ def _redis_down() -> str | None:
     try:
         import redis
     except ImportError:
-        return "the redis package is not installed (pip install 'memstrata[redis]')"
+        return "the redis package is not installed (pip install -e '.[redis]' in the memstrata checkout)"
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
     try:
         client.ping()

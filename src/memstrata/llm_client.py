@@ -40,7 +40,7 @@ try:
     import openai
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "LLM features need the optional dependencies: pip install 'memstrata[llm]'"
+        "LLM features need the optional dependencies: pip install -e '.[llm]' in the memstrata checkout"
     ) from exc
 
 if TYPE_CHECKING:

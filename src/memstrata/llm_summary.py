@@ -41,7 +41,7 @@ try:
     from .llm_client import Deadline, LLMBacked
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "LLM summaries need the optional dependencies: pip install 'memstrata[llm]'"
+        "LLM summaries need the optional dependencies: pip install -e '.[llm]' in the memstrata checkout"
     ) from exc
 
 if TYPE_CHECKING:

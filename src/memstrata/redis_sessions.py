@@ -2,7 +2,7 @@
 
 :class:`RedisSessionStore` is the :class:`~memstrata.working.SessionStore` behind
 ``Memory(sessions="redis://...")``. It needs the ``redis`` extra
-(``pip install 'memstrata[redis]'``, redis-py 5 or later); tested with Redis 7.0.
+(``pip install -e '.[redis]' in the memstrata checkout``, redis-py 5 or later); tested with Redis 7.0.
 
 Key layout, every id quoted with ``urllib.parse.quote(id, safe="")`` so that ``:``,
 ``*``, ``?``, ``[`` or ``%`` in an id can neither collide with another id nor act as a
@@ -143,7 +143,7 @@ def _import_redis() -> Any:
     except ImportError:
         raise ValidationError(
             "sessions",
-            "Redis sessions need the redis package: pip install 'memstrata[redis]'",
+            "Redis sessions need the redis package: pip install -e '.[redis]' in the memstrata checkout",
         ) from None
     return redis
 

