@@ -346,7 +346,7 @@ def test_get_embedder_unknown_name_lists_known_ones() -> None:
 
 def test_minilm_missing_packages_names_the_extra(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes the import fail
-    with pytest.raises(EmbedderError, match=r"memstrata\[minilm\]"):
+    with pytest.raises(EmbedderError, match=r"'\.\[minilm\]' in the memstrata checkout"):
         MiniLMEmbedder().embed(["hello"])
 
 
