@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pydantic
 import pytest
 
 from helpers import all_records
@@ -482,6 +483,111 @@ def test_delete_policy_deletes_but_never_what_knowledge_cites(db_path: Path, clo
         assert report.users[0].ids["archived"] == [jazz]  # its fact is current
         assert "FORGET" in events(mem, hi) and mem.get(jazz).archived_at is not None
         assert [f.object for f in mem.facts(user_id="u")] == ["jazz"]
+
+
+# -- purging -------------------------------------------------------------------------------
+
+
+def purging(db_path: Path, clock: Any, **settings: Any) -> Memory:
+    return Memory(
+        db_path, embedder="hashing", clock=clock, extractor=None,
+        lifecycle=LifecycleConfig(**settings),
+    )  # fmt: skip
+
+
+def test_archived_records_are_purged_after_the_configured_days(db_path: Path, clock: Any) -> None:
+    with purging(db_path, clock, purge_archived_after_days=30) as mem:
+        hi = say(mem, "ok thanks", "s1", ago(clock, 100))
+        kept = say(mem, "The weather is nice today", "s1", ago(clock, 100))
+        assert mem.maintain().users[0].ids["archived"] == [hi]
+        pinned = imported(mem, hi, pinned=True, archived_at=ago(clock, 90))
+        clock.advance(days=29)
+        assert mem.maintain().changes == 0  # archived 29 days ago: still restorable
+        clock.advance(days=2)
+        report = mem.maintain()
+        assert report.users[0].ids["purged"] == [hi] and report.changes == 1
+        with pytest.raises(NotFoundError):
+            mem.get(hi)
+        [event] = [e for e in mem.history(hi) if e.event == "PURGE"]
+        assert event.old_content is None  # a deletion by policy keeps no copy
+        assert mem.get(pinned).pinned  # pinned records are never purged
+        assert {r.id for r in all_records(mem, "u")} == {kept, pinned}
+        stats = mem.stats(user_id="u")
+        assert stats["vectors"] == stats["memories"] == 2
+        assert mem.maintain().changes == 0
+
+
+def test_merged_copies_are_purged_and_the_survivor_keeps_their_provenance(
+    db_path: Path, clock: Any
+) -> None:
+    with purging(db_path, clock, purge_merged_after_days=10) as mem:
+        older = say(mem, "Our cleaner comes every second week", "s1", ago(clock, 60))
+        newer = say(mem, "our cleaner comes every second week", "s2", ago(clock, 20))
+        assert mem.maintain().totals["merged"] == 1
+        provenance = mem.get(older).source_ids
+        clock.advance(days=9)
+        assert mem.maintain().changes == 0
+        clock.advance(days=2)
+        planned = mem.maintain(dry_run=True)
+        report = mem.maintain()
+        assert planned.totals["purged"] == report.totals["purged"] == 1
+        assert report.users[0].ids["purged"] == [newer] and report.totals["released"] == 0
+        assert mem.get(older).source_ids == provenance
+        assert found(mem, "cleaner") == ["Our cleaner comes every second week"]
+        assert "PURGE" in events(mem, newer)
+        assert mem.maintain().changes == 0
+
+
+def test_a_record_merged_into_a_purged_one_goes_with_it(db_path: Path, clock: Any) -> None:
+    with purging(db_path, clock, purge_archived_after_days=30) as mem:
+        first = say(mem, "ok thanks", "s1", ago(clock, 200))
+        copy = say(mem, "ok thanks", "s2", ago(clock, 150))
+        done = mem.maintain()
+        assert done.users[0].ids["merged"] == [copy] and done.users[0].ids["archived"] == [first]
+        clock.advance(days=31)
+        planned = mem.maintain(dry_run=True)
+        report = mem.maintain()
+        assert planned.totals["purged"] == report.totals["purged"] == 2
+        assert set(report.users[0].ids["purged"]) == {first, copy}
+        assert report.totals["released"] == 0  # no old duplicate returns to recall
+        assert all_records(mem, "u") == [] and "UNMERGE" not in events(mem, copy)
+        assert mem.maintain().changes == 0
+
+
+def test_a_record_something_stays_merged_into_is_not_purged(db_path: Path, clock: Any) -> None:
+    with purging(db_path, clock, purge_archived_after_days=30) as mem:
+        first = say(mem, "ok thanks", "s1", ago(clock, 200))
+        assert mem.maintain().users[0].ids["archived"] == [first]
+        pinned = imported(mem, first, pinned=True, merged_into=first, archived_at=None)
+        clock.advance(days=31)
+        assert mem.maintain(dry_run=True).changes == mem.maintain().changes == 0
+        assert mem.get(pinned).merged_into == first and mem.get(first).archived_at is not None
+
+
+def test_purging_keeps_a_source_of_every_current_fact(db_path: Path, clock: Any) -> None:
+    cfg = LifecycleConfig(forget_action="delete", purge_archived_after_days=30)
+    with Memory(db_path, embedder="hashing", clock=clock, lifecycle=cfg) as mem:
+        jazz = say(mem, "I love jazz", "s1", ago(clock, 200), importance=0.1)
+        assert mem.maintain().users[0].ids["archived"] == [jazz]  # its fact is current
+        [fact] = mem.facts(user_id="u")
+        assert fact.memory_id is not None
+        mem.archive(fact.memory_id)
+        clock.advance(days=31)
+        assert mem.maintain().totals["purged"] == 0  # the fact's only source, and its record
+        again = say(mem, "I really love jazz", "s2", ago(clock, 1))
+        report = mem.maintain()
+        assert report.users[0].ids["purged"] == [jazz]  # the fact has another source now
+        [still] = mem.facts(user_id="u")
+        assert (still.object, still.source_ids) == ("jazz", [again])
+        assert mem.get(fact.memory_id).archived_at is not None  # a fact's record stays
+        assert mem.maintain().changes == 0
+
+
+@pytest.mark.parametrize("days", [0, -1, float("inf"), float("nan")])
+def test_purge_ages_must_be_positive_and_finite(days: float) -> None:
+    for field in ("purge_archived_after_days", "purge_merged_after_days"):
+        with pytest.raises(pydantic.ValidationError, match=field):
+            LifecycleConfig.model_validate({field: days})
 
 
 def test_explain_says_will_be_forgotten_exactly_when_maintain_forgets(

@@ -12,11 +12,19 @@ room for a week). Generation is deterministic (seeded). After every
 active (recallable) records per user is the store-size curve.
 
 Run ``python -m memstrata.bench.lifesim [--out docs/lifecycle_sim.png]`` to simulate
-with the default policy and with a compact one (:data:`COMPACT`,
-``LifecycleConfig(forget_below_importance=0.55)``: conversation turns fade once old,
-knowledge stays), and plot both curves. Rows in the store keep growing under both:
-archived and merged records stay (restorable, and the provenance of what they were
-merged into).
+three policies and plot their curves (active records, and rows in the file):
+
+- the default (``LifecycleConfig()``): plain turns are kept, active records grow;
+- :data:`COMPACT` (``forget_below_importance=0.55``: conversation turns fade once old,
+  knowledge stays): active records level off, but the rows keep growing, since archived
+  records stay (restorable) and so do near-duplicates merged into a survivor (its
+  provenance). Deleting instead of archiving alone does not change that: of the 1,584
+  rows such a store holds at day 180, 1,094 are merged copies (small talk said daily,
+  facts and routines restated every few days), 46 records archived because a current
+  fact or consolidation cites them, 9 superseded facts' records;
+- :data:`BOUNDED`: the compact policy deleting what fades and purging records archived
+  or merged 30 days ago (``LifecycleConfig.purge_archived_after_days`` and
+  ``purge_merged_after_days``): the rows of the file level off with the active records.
 """
 
 from __future__ import annotations
@@ -40,7 +48,7 @@ from ..lifecycle.maintain import MaintenanceOptions
 if TYPE_CHECKING:
     from ..memory import Memory
 
-__all__ = ["COMPACT", "USERS", "Persona", "Simulation", "main", "simulate"]
+__all__ = ["BOUNDED", "COMPACT", "USERS", "Persona", "Simulation", "main", "simulate"]
 
 START = datetime(2024, 1, 1, 9, 0, tzinfo=UTC)
 SMALL_TALK = ("hi", "good morning", "ok thanks", "lol", "hey there", "thanks!", "haha", "bye")
@@ -106,6 +114,14 @@ USERS: tuple[Persona, ...] = (
 #: The policy of an agent that wants a bounded store: conversation turns fade once old
 #: (forgetting reaches importance up to 0.55), knowledge stays.
 COMPACT = LifecycleConfig(forget_below_importance=0.55)
+#: The policy of an agent that wants a bounded file: :data:`COMPACT`, deleting what fades
+#: (archiving only what a current fact cites) and purging records archived or merged into
+#: a near-duplicate 30 days ago (about four weekly passes: a mistaken archive can still be
+#: restored for a month).
+BOUNDED = LifecycleConfig(
+    forget_below_importance=0.55, forget_action="delete",
+    purge_archived_after_days=30.0, purge_merged_after_days=30.0,
+)  # fmt: skip
 #: (day, text, days until it expires): details stated with their own expiry
 #: (``Memory.add(expires_at=...)``).
 EXPIRING = (
@@ -126,8 +142,9 @@ class Simulation:
 
     Attributes:
         curve: one row per maintenance pass: ``day``, ``active`` (per user), ``active_total``,
-            ``records`` (rows in the store, archived and merged included) and the pass's
-            ``totals``.
+            ``records`` (rows of the memories table, archived and merged included),
+            ``vectors`` (rows of the vector table), ``keyword_index`` (rows of the
+            full-text index) and the pass's ``totals``.
         pinned: per user, the pinned records' ids.
         expiring: per user, the ids of records that carried their own expiry.
         seconds: wall-clock time of the run; ``maintain_seconds`` of its passes.
@@ -201,14 +218,18 @@ def simulate(
             before = time.perf_counter()
             report = mem.maintain(options=options)
             sim.maintain_seconds += time.perf_counter() - before
-            records = int(mem.stats()["memories"])
+            stats = mem.stats()
+            records = int(stats["memories"])
             sim.maintained_records += records
+            [(indexed,)] = mem.store.read("SELECT COUNT(*) FROM memories_fts")
             sim.curve.append(
                 {
                     "day": day + 1,
                     "active": {u.user_id: u.active for u in report.users},
                     "active_total": report.totals["active"],
                     "records": records,
+                    "vectors": int(stats["vectors"]),
+                    "keyword_index": int(indexed),
                     "totals": report.totals,
                 }
             )
@@ -222,18 +243,24 @@ def _plot(runs: dict[str, Simulation], out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    colors = ("tab:blue", "tab:green", "tab:red")
-    for (label, sim), color in zip(runs.items(), colors, strict=False):
+    fig, ax = plt.subplots(figsize=(7.5, 4.4))
+    # Where two policies' lines coincide (the compact ones keep the same active records,
+    # the first two about the same rows), one is thinner or dashed so both show.
+    styles = (("tab:blue", "-", 2.6, 3.2), ("tab:green", "-", 2.6, 1.6),
+              ("tab:red", "--", 1.4, 1.6))  # fmt: skip
+    for (label, sim), (color, style, width, dots) in zip(runs.items(), styles, strict=False):
         days = [row["day"] for row in sim.curve]
-        ax.plot(
-            days, [row["active_total"] for row in sim.curve], color=color, label=f"active, {label}"
-        )
+        ax.plot(days, [row["active_total"] for row in sim.curve], color=color, linestyle=style,
+                linewidth=width, label=f"active, {label}")  # fmt: skip
         ax.plot(days, [row["records"] for row in sim.curve], color=color, linestyle=":",
-                label=f"rows in the store, {label}")  # fmt: skip
+                linewidth=dots, label=f"rows in the file, {label}")  # fmt: skip
     ax.set_xlabel("day")
-    ax.set_ylabel("records (3 users)")
-    ax.set_title("Simulated agent life: store size with weekly maintenance")
+    ax.set_ylabel("records of 3 users")
+    ax.set_title(
+        "Simulated agent life, weekly maintenance: active records and rows in the file\n"
+        "(rows of the memories table; vectors and keyword index hold as many)",
+        fontsize=10,
+    )
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -256,6 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     policies = {
         "default policy": LifecycleConfig(),
         "compact (forget below 0.55)": COMPACT,
+        "bounded (compact, delete, purge after 30 d)": BOUNDED,
     }
     runs: dict[str, Simulation] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -269,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for row in sim.curve:
                 print(
                     f"  day {row['day']:3d}: active {row['active_total']:4d}  rows {row['records']:5d}"
+                    f"  vectors {row['vectors']:5d}  keyword index {row['keyword_index']:5d}"
                 )
     if args.json:
         doc = {label: {"curve": s.curve, "seconds": s.seconds, "maintain_seconds": s.maintain_seconds,

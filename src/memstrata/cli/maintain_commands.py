@@ -16,6 +16,7 @@ from ._common import OptUserOpt, _emit, _open, _say, _state, app
 _ROWS = (
     ("examined", "records examined"),
     ("expired", "expired (deleted)"),
+    ("purged", "purged (archived or merged long ago)"),
     ("merged", "merged into a near-duplicate"),
     ("consolidated", "linked to a consolidation"),
     ("created", "semantic records created"),

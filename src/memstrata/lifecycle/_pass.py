@@ -25,6 +25,7 @@ __all__ = ["ACTIONS", "MaintenanceOptions", "Pass", "UserMaintenance", "interact
 #: The changes a pass counts, in the order it makes them.
 ACTIONS = (
     "expired",
+    "purged",
     "merged",
     "consolidated",
     "created",
@@ -35,8 +36,8 @@ ACTIONS = (
 )
 
 Action = Literal[
-    "expired", "merged", "consolidated", "created", "archived", "deleted", "derived_deleted",
-    "released",
+    "expired", "purged", "merged", "consolidated", "created", "archived", "deleted",
+    "derived_deleted", "released",
 ]  # fmt: skip
 
 
@@ -69,6 +70,8 @@ class UserMaintenance(BaseModel):
         examined: records looked at by some step.
         expired: records deleted because their expiry passed (own ``expires_at`` or
             their kind's TTL).
+        purged: records deleted because they were archived or merged long enough ago
+            (``LifecycleConfig.purge_archived_after_days`` / ``purge_merged_after_days``).
         merged: near-duplicates merged into an older (or pinned, or more important) one.
         consolidated: records linked to the semantic record that consolidates them
             (``consolidated_into``; recall downweights them).
@@ -90,6 +93,7 @@ class UserMaintenance(BaseModel):
     user_id: str
     examined: int = 0
     expired: int = 0
+    purged: int = 0
     merged: int = 0
     consolidated: int = 0
     created: int = 0
