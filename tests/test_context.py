@@ -81,9 +81,12 @@ def test_sections_are_present_in_priority_order_and_cite_times(filled: Memory) -
     assert positions == sorted(positions)
     assert ctx.text.startswith("## Profile\n- name: Alice (8 May 2023)\n")
     assert "- diet: vegetarian (8 May 2023)" in ctx.text
-    assert "- user: Last night I cooked a mushroom risotto for my sister Jane. (8 May 2023)" in (
-        ctx.text
-    )
+    # Recalled episodes sit under one date line per day, in time order.
+    episodes = ctx.text[ctx.text.index("## Recalled episodes") : ctx.text.index("## Strategies")]
+    assert episodes.index("### 8 May 2023\n") < episodes.index("### 1 June 2023\n")
+    assert episodes.count("### 8 May 2023") == 1
+    may = episodes[episodes.index("### 8 May 2023") : episodes.index("### 1 June 2023")]
+    assert "- user: Last night I cooked a mushroom risotto for my sister Jane.\n" in may
     assert "- batch cooking on Sunday: 2 succeeded, 0 failed on tasks like" in ctx.text
     # Every stored item cites its time; the recent turn without a time cites none.
     for section in ctx.sections:
@@ -303,3 +306,198 @@ def test_the_sessions_saved_window_is_the_recent_section(tmp_path) -> None:
         # Without a session (or with one that has no window) there is no recent section.
         other = mem.context("what should I cook tonight?", user_id="u1", session_id="s9")
         assert not (other.section("recent") and other.section("recent").items)
+
+
+# -- day lines, condensed episodes, relevance-first packing -------------------------------
+
+POTTERY = [
+    (
+        "2023-05-08T10:00:00",
+        "Hey, how are you doing today? I finally signed up for a pottery class on Saturdays. "
+        "The weather has been lovely and the garden is full of tomatoes. "
+        "My brother called about his new job in Lisbon.",
+    ),
+    (
+        "2023-05-20T10:00:00",
+        "We drove to the coast with the kids last weekend. The pottery class taught us to "
+        "glaze bowls. Then we had ice cream by the harbour and watched the boats.",
+    ),
+    (
+        "2023-06-02T10:00:00",
+        "Work has been busy with the quarterly report. My pottery teacher says my mugs are "
+        "getting better! I also started reading a novel about a lighthouse keeper.",
+    ),
+    (
+        "2023-06-15T10:00:00",
+        "I adopted a cat called Miso from the shelter. She sleeps on the pottery shelf "
+        "all afternoon. My neighbour lent me a ladder to fix the gutter.",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def pottery(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+    path = tmp_path_factory.mktemp("pottery") / "p.db"
+    memory = Memory(path, embedder="hashing", extractor=None)
+    for when, text in POTTERY:
+        memory.add(text, user_id="u1", timestamp=when)
+    yield memory
+    memory.close()
+
+
+def test_json_keeps_each_episodes_time_and_markdown_gives_one_line_per_day(
+    filled: Memory,
+) -> None:
+    md = build_context(filled, QUERY, user_id="u1", sections=["episodes"])
+    js = build_context(filled, QUERY, user_id="u1", sections=["episodes"], format="json")
+    (section,) = json.loads(js.text)["sections"]
+    assert section["items"] and all(i["time"] for i in section["items"])
+    days = {i["time"] for i in section["items"]}
+    assert {line[4:] for line in md.text.splitlines() if line.startswith("### ")} == days
+    assert md.text.count("### ") == len(days)
+    # Day lines replace the per-line suffix: no episode line repeats its date.
+    assert not any(line.endswith("2023)") for line in md.text.splitlines())
+
+
+def test_without_day_lines_each_episode_cites_its_time(filled: Memory) -> None:
+    template = ContextTemplate(date_group=None)
+    ctx = build_context(filled, DINNER, user_id="u1", sections=["episodes"], template=template)
+    assert "###" not in ctx.text
+    line = "- user: Last night I cooked a mushroom risotto for my sister Jane. (8 May 2023)"
+    assert line in ctx.text
+    items = ctx.sections[0].items
+    assert [i.score for i in items] == sorted((i.score for i in items), reverse=True)
+
+
+def test_condense_keeps_the_sentences_that_share_a_word_with_the_query() -> None:
+    from memstrata._condense import condense, sentences
+
+    text = 'Hi Mel! "I joined a choir." It meets on Tuesdays. 我喜欢唱歌。你呢？ Bye (for now).'
+    assert sentences(text) == [
+        "Hi Mel!",
+        '"I joined a choir."',
+        "It meets on Tuesdays.",
+        "我喜欢唱歌。",
+        "你呢？",
+        "Bye (for now).",
+    ]
+    # Inflected forms count as the same word (join / joined); runs left out become "…".
+    assert condense(text, ["join", "choir"]) == '… "I joined a choir." …'
+    assert condense(text, ["tuesdays", "唱歌"]) == "… It meets on Tuesdays. 我喜欢唱歌。 …"
+    assert condense(text, ["mel"]) == "Hi Mel! …"
+    # Nothing to condense: no sentence matches, every sentence matches, one sentence.
+    assert condense(text, ["pottery"]) is None
+    assert condense("I joined. I joined again.", ["joined"]) is None
+    assert condense("I joined a choir and it meets on Tuesdays.", ["choir"]) is None
+    assert condense(text, []) is None
+    # Short words match exactly only: "art" is not "artist", "cat" not "catalogue".
+    assert condense("I love art. She is an artist.", ["art"]) == "I love art. …"
+
+
+def test_less_relevant_episodes_are_condensed_to_fit_more(pottery: Memory) -> None:
+    whole = ContextTemplate(condense=False)
+    budget = 150
+    ctx = build_context(pottery, "pottery class", user_id="u1", budget_tokens=budget)
+    plain = build_context(
+        pottery, "pottery class", user_id="u1", budget_tokens=budget, template=whole
+    )
+    assert ctx.tokens == COUNTER.count(ctx.text) <= budget
+    assert plain.tokens <= budget
+    items = ctx.section("episodes").items  # type: ignore[union-attr]
+    assert not any(i.condensed for i in plain.section("episodes").items)  # type: ignore[union-attr]
+    assert len(items) > len(plain.section("episodes").items)  # type: ignore[union-attr]
+    # The most relevant message is shown whole; later ones as their pottery sentences.
+    best = max(items, key=lambda i: i.score)
+    assert not best.condensed
+    short = [i for i in items if i.condensed]
+    assert short
+    originals = {" ".join(text.split()) for _, text in POTTERY}
+    for item in short:
+        assert "pottery" in item.text and "…" in item.text and item.time is not None
+        original = next(o for o in originals if item.text.strip("… ").split(" … ")[0] in o)
+        assert all(part in original for part in item.text.split("…") if part.strip())
+        assert f"- user: {item.text}\n" in ctx.text + "\n"
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+@pytest.mark.parametrize("budget", [20, 60, 90, 120, 180, 400])
+def test_condensed_contexts_stay_within_budget(
+    pottery: Memory, fmt: Literal["markdown", "json"], budget: int
+) -> None:
+    ctx = build_context(pottery, "pottery class", user_id="u1", budget_tokens=budget, format=fmt)
+    assert ctx.tokens == COUNTER.count(ctx.text) <= budget
+    if fmt == "json" and ctx.text:
+        assert all(i["time"] for s in json.loads(ctx.text)["sections"] for i in s["items"])
+
+
+def test_the_most_relevant_message_is_packed_first_even_when_longer(tmp_path: Path) -> None:
+    long = (
+        "I took a pottery class on Saturday and it was wonderful, we made bowls, cups and "
+        "plates all afternoon long"
+    )
+    with Memory(tmp_path / "r.db", embedder="hashing", extractor=None) as memory:
+        memory.add(long, user_id="u1", timestamp="2023-05-08T10:00:00")
+        memory.add("Nice weather.", user_id="u1", timestamp="2023-05-08T11:00:00")
+        alone = f"## Recalled episodes\n### 8 May 2023\n- user: {long}"
+        budget = COUNTER.count(alone) + 2
+        ctx = build_context(
+            memory, "pottery class on Saturday", user_id="u1", budget_tokens=budget,
+            sections=["episodes"], template=ContextTemplate(condense=False),
+        )  # fmt: skip
+    assert ctx.text == alone
+
+
+def test_a_larger_budget_fetches_more_episodes(tmp_path: Path) -> None:
+    import random
+
+    words = [
+        "bowl",
+        "glaze",
+        "kiln",
+        "clay",
+        "wheel",
+        "mug",
+        "vase",
+        "teapot",
+        "slip",
+        "raku",
+        "stoneware",
+        "porcelain",
+    ]
+    rng = random.Random(7)
+    with Memory(tmp_path / "m.db", embedder="hashing", extractor=None) as memory:
+        memory.add(
+            [f"Pottery log {i}: " + " ".join(rng.sample(words, 6)) for i in range(120)],
+            user_id="u1",
+        )
+        ctx = build_context(
+            memory, "pottery log", user_id="u1", budget_tokens=4000, sections=["episodes"]
+        )
+    assert ctx.tokens <= 4000
+    assert len(ctx.sections[0].items) > 100
+
+
+def test_the_context_bench_runs_on_the_sample(tmp_path: Path) -> None:
+    from memstrata.bench.context import run_context_bench
+    from memstrata.demo import SAMPLE
+
+    result = run_context_bench(
+        SAMPLE,
+        budget_tokens=300,
+        embedder="hashing",
+        workdir=tmp_path,
+        cache=False,
+        show_progress=False,
+    )
+    overall = result["metrics"]["overall"]
+    assert overall["questions"] == 12 and result["metrics"]["adversarial"]["questions"] == 1
+    assert overall["all_evidence_whole"] <= overall["all_evidence"]
+    assert overall["all_evidence"] <= overall["all_evidence_or_fact"] <= 1.0
+    assert overall["max_tokens"] <= 300
+    answered = [d for d in result["details"] if d["answer_in_context"] is not None]
+    assert overall["extractive_answers"] == sum(d["category"] != 5 for d in answered)
+    if answered:
+        assert 0.0 <= overall["answer_in_context"] <= 1.0
+    for row in result["details"]:
+        assert set(row["condensed"]) <= set(row["episodes"])
+        assert row["all_evidence"] == all(g in row["episodes"] for g in row["gold"])

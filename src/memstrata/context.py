@@ -6,26 +6,35 @@
    (those :meth:`~memstrata.Memory.profile` groups, with the time each became true);
 2. ``facts``: semantic memories relevant to the query (``search(kinds=["semantic"])``),
    without profile facts and without facts whose source messages are all packed as
-   episodes (the verbatim message says everything the fact says);
-3. ``episodes``: past messages relevant to the query (``search(kinds=["episodic"])``);
-   texts near-identical to an earlier item or to a recent turn are left out
-   (character-trigram Jaccard similarity ≥ 0.85);
+   episodes (the message says what the fact says, in its own words; search already
+   ranks a message by its facts' sentences, so a fact is mostly worth its tokens as a
+   short stand-in for a message that did not fit);
+3. ``episodes``: past messages relevant to the query (``search(kinds=["episodic"])``,
+   enough hits to fill the budget with short lines); texts near-identical to an earlier
+   item or to a recent turn are left out (character-trigram Jaccard similarity ≥ 0.85);
 4. ``strategies``: what worked or failed on similar tasks (:meth:`strategies`), when any;
 5. ``recent``: the caller's latest conversation turns (``recent=``), newest kept first
    but shown in order.
 
 Packing: each section gets a share of the budget (:data:`DEFAULT_SHARES`); what a
 section leaves unused flows to the sections after it, and a second pass offers whatever
-is still left to every section in priority order. Within a section, items are taken
-greedily by value per token, ``score**4 / tokens`` (the sharpened score keeps a long
-relevant message ahead of a short irrelevant one), while they fit. Every count and every
-truncation uses a :class:`~memstrata.tokens.TokenCounter`; the final text is counted
-once more and, should joining lines have cost more than their parts, the items of least
-value are dropped until ``count(text) <= budget_tokens``. That bound always holds.
+is still left to every section in priority order. Within a section, items are taken in
+order of relevance (score, then fewer tokens first) while they fit; one that does not
+fit is skipped for smaller ones after it. Recalled episodes are shown whole while the
+section has spent less than half of its first share (:data:`VERBATIM_SHARE`); after
+that, and whenever the whole message does not fit, a message is shown *condensed* to its
+sentences that share a word with the query (:func:`memstrata._condense.condense`, left-
+out runs marked ``…``), as a search result page shows snippets below its best results.
+Every count and every truncation uses a :class:`~memstrata.tokens.TokenCounter`; the
+final text is counted once more and, should joining lines have cost more than their
+parts, the least relevant items are dropped until ``count(text) <= budget_tokens``. That
+bound always holds.
 
-Each item cites its time: ``(8 May 2023)``. Output is Markdown (headings, one bullet per
-item) or JSON with the same structure; headings, the bullet layout and the date format
-are configurable through :class:`ContextTemplate`.
+Each item cites its time: ``(8 May 2023)`` after the item, or, for recalled episodes in
+Markdown, one ``### 8 May 2023`` line over each day's episodes, shown in time order (the
+JSON form gives every item its own ``time``). Output is Markdown (headings, one bullet
+per item) or JSON with the same structure; headings, the bullet layout, the day header
+and the date format are configurable through :class:`ContextTemplate`.
 """
 
 from __future__ import annotations
@@ -33,17 +42,19 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import _validate as v
+from ._condense import condense
 from .errors import ValidationError
 from .models import to_utc, validate_content
 from .semantic import predicates
 from .semantic.types import SELF
+from .textproc import query_terms
 from .tokens import TokenCounter, get_token_counter
 
 if TYPE_CHECKING:
@@ -52,6 +63,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_SHARES",
     "SECTIONS",
+    "VERBATIM_SHARE",
     "Context",
     "ContextAPI",
     "ContextItem",
@@ -73,13 +85,19 @@ DEFAULT_SHARES: dict[str, float] = {
 }
 #: Largest accepted budget, in tokens.
 MAX_BUDGET_TOKENS = 1_000_000
-#: Candidates fetched per search-backed section.
+#: Part of the episodes section's first share spent on whole messages before the
+#: rest of the recalled messages are condensed to the sentences the query asks about.
+VERBATIM_SHARE = 0.5
+#: Candidates fetched per search-backed section. Episodes: at least ``_EPISODE_HITS``,
+#: and enough to fill the budget with lines of ``_LINE_TOKENS`` (a condensed message
+#: costs about that), at most ``_MAX_EPISODE_HITS``.
 _FACT_HITS = 10
 _EPISODE_HITS = 40
+_LINE_TOKENS = 25
+_MAX_EPISODE_HITS = 500
 #: Character-trigram Jaccard similarity at which two texts count as the same.
 _NEAR_DUPLICATE = 0.85
-#: Exponent on scores when ranking by value per token (see :func:`_value`).
-_SHARPNESS = 4.0
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
 _PROFILE_CATEGORIES = ("identity", "relationship", "preference", "plan")
 
 
@@ -97,9 +115,17 @@ class ContextTemplate(BaseModel):
             ``{text}`` and ``{time_suffix}``.
         episode_item: the Markdown line of a recalled message with a known speaker, over
             ``{role}`` (the speaker's name, else the role), ``{text}`` and ``{time_suffix}``.
+        date_group: the Markdown line over each day's recalled episodes, a pattern over
+            ``{time}``; episodes are then shown in time order and their lines leave out
+            ``time_suffix`` (one date per day instead of one per line; the JSON form
+            still gives each item its time). ``None``: no day lines; episodes are shown
+            by relevance, each citing its time.
         date_format: ``strftime`` pattern of cited times, plus ``{day}`` for the day of
             the month without a leading zero (default ``"{day} %B %Y"`` → ``8 May 2023``).
         max_item_tokens: longer item texts are cut to this many tokens and end in ``…``.
+        condense: show the less relevant recalled messages condensed to the sentences
+            that share a word with the query (see :func:`build_context`); ``False``
+            shows every packed message whole.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -117,8 +143,10 @@ class ContextTemplate(BaseModel):
     time_suffix: str = " ({time})"
     recent_item: str = "- {role}{time_suffix}: {text}"
     episode_item: str = "- {role}: {text}{time_suffix}"
+    date_group: str | None = "### {time}"
     date_format: str = "{day} %B %Y"
     max_item_tokens: int = Field(200, ge=1)
+    condense: bool = True
 
     def format_time(self, when: datetime | None) -> str | None:
         """``when`` in :attr:`date_format`, or ``None``."""
@@ -140,6 +168,8 @@ class ContextItem(BaseModel):
         source_ids: provenance: for facts the episodic memories they were extracted from,
             for strategies the outcome ids, for episodes their own id.
         role: the speaker's role or name (episodes and recent turns).
+        condensed: the text keeps only the sentences of a longer message that share a
+            word with the query; ``…`` marks each left-out run.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -151,6 +181,7 @@ class ContextItem(BaseModel):
     memory_id: str | None = None
     source_ids: list[str] = Field(default_factory=list)
     role: str | None = None
+    condensed: bool = False
 
 
 class ContextSection(BaseModel):
@@ -202,8 +233,14 @@ class Context(BaseModel):
 # -- rendering ---------------------------------------------------------------------------
 
 
-def _line(item: ContextItem, section: str, template: ContextTemplate) -> str:
-    when = template.format_time(item.time)
+def _grouped(section: str, fmt: str, template: ContextTemplate) -> bool:
+    """Whether ``section``'s items sit under one date line per day (Markdown episodes)."""
+    return section == "episodes" and fmt == "markdown" and template.date_group is not None
+
+
+def _line(item: ContextItem, section: str, template: ContextTemplate, dated: bool = True) -> str:
+    """The Markdown line of ``item``; ``dated=False`` when a day line above cites its time."""
+    when = template.format_time(item.time) if dated else None
     # A fact's sentence may already say its date ("went hiking (6 May 2023)").
     suffix = template.time_suffix.format(time=when) if when and when not in item.text else ""
     if section == "recent":
@@ -243,9 +280,26 @@ def _render(
     blocks = []
     for n in names:
         lines = [f"## {template.headings.get(n, n)}"]
-        lines.extend(_line(i, n, template) for i in packed[n])
+        group = template.date_group if _grouped(n, fmt, template) else None
+        if group is not None:
+            lines.extend(_day_lines(packed[n], template, group))
+        else:
+            lines.extend(_line(i, n, template) for i in packed[n])
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
+
+
+def _day_lines(items: Sequence[ContextItem], template: ContextTemplate, group: str) -> list[str]:
+    """Episode lines (in time order) with a ``group`` line each time the day changes."""
+    lines: list[str] = []
+    day: str | None = None
+    for item in items:
+        when = template.format_time(item.time)
+        if when is not None and when != day:
+            lines.append(group.format(time=when))
+            day = when
+        lines.append(_line(item, "episodes", template, dated=when is None))
+    return lines
 
 
 # -- candidates --------------------------------------------------------------------------
@@ -308,9 +362,10 @@ def _fact_items(mem: Memory, query: str, user_id: str, skip: set[str]) -> list[C
     return items
 
 
-def _episode_items(mem: Memory, query: str, user_id: str) -> list[ContextItem]:
+def _episode_items(mem: Memory, query: str, user_id: str, budget: int) -> list[ContextItem]:
+    limit = min(max(_EPISODE_HITS, budget // _LINE_TOKENS), _MAX_EPISODE_HITS)
     items = []
-    for h in mem.search(query, user_id=user_id, kinds=["episodic"], limit=_EPISODE_HITS):
+    for h in mem.search(query, user_id=user_id, kinds=["episodic"], limit=limit):
         r = h.memory
         items.append(
             ContextItem(
@@ -400,45 +455,167 @@ def _recent(value: Any) -> list[tuple[str, str, datetime | None]]:
 # -- packing -----------------------------------------------------------------------------
 
 
-def _value(item: ContextItem) -> float:
-    """Score per token, with the score sharpened so that relevance dominates length."""
-    return item.score**_SHARPNESS / max(item.tokens, 1)
+class _Costs:
+    """What rendering adds to the item lines: section headings and day lines."""
+
+    def __init__(self, counter: TokenCounter, template: ContextTemplate, fmt: str) -> None:
+        self.counter = counter
+        self.template = template
+        self.fmt = fmt
+
+    def header(self, name: str) -> int:
+        title = self.template.headings.get(name, name)
+        if self.fmt == "json":
+            return (
+                self.counter.count(json.dumps({"section": name, "title": title, "items": []})) + 1
+            )
+        return self.counter.count(f"## {title}\n") + 1
+
+    def day(self, name: str, item: ContextItem) -> str | None:
+        """The day line ``item`` sits under in section ``name`` (``None``: none)."""
+        group = self.template.date_group
+        if group is None or not _grouped(name, self.fmt, self.template):
+            return None
+        when = self.template.format_time(item.time)
+        return group.format(time=when) if when is not None else None
+
+    def line(self, name: str, item: ContextItem) -> str:
+        """``item``'s own rendered line (with the joining comma or newline)."""
+        if self.fmt == "json":
+            return json.dumps(_json_item(item, self.template), ensure_ascii=False) + ","
+        return _line(item, name, self.template, dated=self.day(name, item) is None) + "\n"
+
+
+def _rank(item: ContextItem) -> tuple[float, int]:
+    """Sort key: most relevant first, then the cheaper."""
+    return (-item.score, item.tokens)
 
 
 def _pack(
     candidates: Mapping[str, list[ContextItem]],
+    condensed: Mapping[int, ContextItem],
     order: Sequence[str],
     budget: int,
     shares: Mapping[str, float],
-    cost_of_header: Callable[[str], int],
+    costs: _Costs,
 ) -> dict[str, list[ContextItem]]:
-    """Greedy packing by score per token: shares first (unused flowing on), then the rest."""
+    """Greedy packing by relevance: shares first (unused flowing on), then the rest.
+
+    ``condensed`` maps ``id(candidate)`` to its condensed form, used once the section has
+    spent :data:`VERBATIM_SHARE` of its first share, or when the whole does not fit.
+    """
     packed: dict[str, list[ContextItem]] = {n: [] for n in order}
-    used = 0
+    spent = dict.fromkeys(order, 0)
+    days: dict[str, set[str]] = {n: set() for n in order}
+    verbatim: dict[str, float] = {}
+    done: set[int] = set()
+    day_cost: dict[str, int] = {}
     total_share = sum(shares[n] for n in order) or 1.0
 
-    def by_value(items: list[ContextItem]) -> list[ContextItem]:
-        return sorted(items, key=lambda i: (-_value(i), -i.score))
+    def cost(name: str, item: ContextItem) -> int:
+        c = item.tokens + (0 if packed[name] else costs.header(name))
+        day = costs.day(name, item)
+        if day is not None and day not in days[name]:
+            if day not in day_cost:
+                day_cost[day] = costs.counter.count(day + "\n")
+            c += day_cost[day]
+        return c
 
     def fill(name: str, allowance: int) -> int:
-        spent = 0
-        taken = {id(i) for i in packed[name]}
-        for item in by_value([i for i in candidates[name] if id(i) not in taken]):
-            cost = item.tokens + (0 if packed[name] else cost_of_header(name))
-            if spent + cost <= allowance:
-                packed[name].append(item)
-                spent += cost
-        return spent
+        used = 0
+        for item in sorted((i for i in candidates[name] if id(i) not in done), key=_rank):
+            short = condensed.get(id(item))
+            forms = [item] if short is None else [short]
+            if short is not None and spent[name] < verbatim[name]:
+                forms.insert(0, item)
+            for form in forms:
+                c = cost(name, form)
+                if used + c <= allowance:
+                    day = costs.day(name, form)
+                    if day is not None:
+                        days[name].add(day)
+                    packed[name].append(form)
+                    done.add(id(item))
+                    spent[name] += c
+                    used += c
+                    break
+        return used
 
-    carry = 0
+    used = carry = 0
     for name in order:
         allowance = min(int(budget * shares[name] / total_share) + carry, budget - used)
-        spent = fill(name, allowance)
-        used += spent
-        carry = allowance - spent
+        verbatim[name] = VERBATIM_SHARE * allowance
+        spent_here = fill(name, allowance)
+        used += spent_here
+        carry = allowance - spent_here
     for name in order:
         used += fill(name, budget - used)
     return packed
+
+
+def _dedupe(cands: dict[str, list[ContextItem]], order: Sequence[str]) -> None:
+    """Leave out near-identical texts: the later section's copy goes (the recent window
+    is kept whole, and episodes it already shows go instead)."""
+    seen: list[set[str]] = [_shingles(i.text) for i in cands.get("recent", [])]
+    for name in order:
+        if name == "recent":
+            continue
+        kept = []
+        for item in cands[name]:
+            mark = _shingles(item.text)
+            if any(_near(mark, other) for other in seen):
+                continue
+            seen.append(mark)
+            kept.append(item)
+        cands[name] = kept
+
+
+def _condensed(episodes: Sequence[ContextItem], query: str) -> dict[int, ContextItem]:
+    """``id(episode)`` → the episode condensed to the sentences the query asks about, for
+    the episodes :func:`~memstrata._condense.condense` shortens."""
+    terms = query_terms(query)
+    out: dict[int, ContextItem] = {}
+    for item in episodes:
+        short = condense(item.text, terms)
+        if short is not None:
+            out[id(item)] = item.model_copy(update={"text": short, "condensed": True})
+    return out
+
+
+def _display_order(
+    packed: dict[str, list[ContextItem]], order: Sequence[str], fmt: str, template: ContextTemplate
+) -> None:
+    """Facts (and ungrouped episodes) by relevance; day-grouped episodes and the recent
+    window in time order (undated first)."""
+    for name in order:
+        if name == "recent":
+            packed[name].sort(key=lambda i: i.score)
+        elif _grouped(name, fmt, template):
+            packed[name].sort(key=lambda i: (i.time is not None, i.time or _EARLIEST))
+        elif name != "profile":
+            packed[name].sort(key=lambda i: -i.score)
+
+
+def _fit(
+    packed: dict[str, list[ContextItem]],
+    order: Sequence[str],
+    fmt: str,
+    template: ContextTemplate,
+    counter: TokenCounter,
+    budget: int,
+) -> tuple[str, int]:
+    """The rendered text and its count, dropping the least relevant items while joined
+    lines cost more than ``budget`` (they can cost more than their parts)."""
+    text = _render(packed, order, fmt, template)
+    tokens = counter.count(text)
+    while tokens > budget:
+        name, item = max(
+            ((n, i) for n in order for i in packed[n]), key=lambda pair: _rank(pair[1])
+        )
+        packed[name].remove(item)
+        text = _render(packed, order, fmt, template)
+        tokens = counter.count(text)
+    return text, tokens
 
 
 def build_context(
@@ -466,7 +643,8 @@ def build_context(
         format: ``"markdown"`` (default) or ``"json"``.
         sections: which of :data:`SECTIONS` to include (always packed and rendered in
             priority order); default all.
-        template: headings, item layout, date format, item length cap.
+        template: headings, item layout, day lines, date format, item length cap,
+            condensing.
         recent: the latest conversation turns, oldest first, as ``(role, content, time)``
             (time: datetime, ISO string, epoch seconds or ``None``); the newest are kept
             when they do not all fit.
@@ -516,7 +694,7 @@ def build_context(
         in_profile = {i.memory_id for i in cands.get("profile", []) if i.memory_id}
         cands["facts"] = _fact_items(mem, query, user_id, in_profile)
     if "episodes" in order:
-        cands["episodes"] = _episode_items(mem, query, user_id)
+        cands["episodes"] = _episode_items(mem, query, user_id, budget)
     if "strategies" in order:
         cands["strategies"] = _strategy_items(mem, query, user_id)
     if "recent" in order:
@@ -524,45 +702,23 @@ def build_context(
     for items in cands.values():
         for item in items:
             item.text = _cut(item.text, tok, template)
+    _dedupe(cands, order)
 
-    # Near-identical texts: the later section's copy goes (the recent window is kept
-    # whole, and episodes it already shows go instead).
-    recent_marks = [_shingles(i.text) for i in cands.get("recent", [])]
-    seen: list[set[str]] = list(recent_marks)
-    for name in order:
-        if name == "recent":
-            continue
-        kept = []
-        for item in cands[name]:
-            mark = _shingles(item.text)
-            if any(_near(mark, other) for other in seen):
-                continue
-            seen.append(mark)
-            kept.append(item)
-        cands[name] = kept
-
-    def cost_of_header(name: str) -> int:
-        title = template.headings.get(name, name)
-        if format == "json":
-            return tok.count(json.dumps({"section": name, "title": title, "items": []})) + 1
-        return tok.count(f"## {title}\n") + 1
-
+    costs = _Costs(tok, template, format)
+    condensed = _condensed(cands.get("episodes", []), query) if template.condense else {}
     for section_name, items in cands.items():
-        lines = [
-            json.dumps(_json_item(i, template), ensure_ascii=False) + ","
-            if format == "json"
-            else _line(i, section_name, template) + "\n"
-            for i in items
-        ]
-        for item, n in zip(items, tok.count_many(lines), strict=True):
+        shorts = [condensed[id(i)] for i in items if id(i) in condensed]
+        forms = [*items, *shorts]
+        lines = [costs.line(section_name, i) for i in forms]
+        for item, n in zip(forms, tok.count_many(lines), strict=True):
             item.tokens = n
 
     wrapper = tok.count(json.dumps({"sections": []})) if format == "json" else 0
-    # A relevant fact whose source messages are all packed as episodes says nothing they
-    # do not say verbatim: it goes, and its tokens go to other items (pack again until
-    # no packed fact repeats packed episodes; each round removes candidates, so it ends).
+    # A relevant fact whose source messages are all packed as episodes repeats them: it
+    # goes, and its tokens go to other items (pack again until no packed fact repeats
+    # packed episodes; each round removes candidates, so it ends).
     while True:
-        packed = _pack(cands, order, max(budget - wrapper, 0), share_map, cost_of_header)
+        packed = _pack(cands, condensed, order, max(budget - wrapper, 0), share_map, costs)
         shown = {e.memory_id for e in packed.get("episodes", [])}
         repeats = {
             id(f)
@@ -573,24 +729,8 @@ def build_context(
             break
         cands["facts"] = [f for f in cands["facts"] if id(f) not in repeats]
 
-    # Display order: facts and episodes by score, the recent window in time order.
-    for name in order:
-        if name == "recent":
-            packed[name].sort(key=lambda i: i.score)
-        elif name != "profile":
-            packed[name].sort(key=lambda i: -i.score)
-
-    text = _render(packed, order, format, template)
-    tokens = tok.count(text)
-    while tokens > budget:
-        # Joined lines can cost more than their parts: drop the least valuable item.
-        name, item = min(
-            ((n, i) for n in order for i in packed[n]),
-            key=lambda pair: _value(pair[1]),
-        )
-        packed[name].remove(item)
-        text = _render(packed, order, format, template)
-        tokens = tok.count(text)
+    _display_order(packed, order, format, template)
+    text, tokens = _fit(packed, order, format, template, tok, budget)
 
     dropped = {n: len(cands[n]) - len(packed[n]) for n in order}
     return Context(

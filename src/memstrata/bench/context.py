@@ -3,12 +3,18 @@
 For every LoCoMo question (categories 1-4 scored; 5, adversarial, reported apart) the
 context is assembled with :func:`memstrata.context.build_context` under ``budget_tokens``
 and checked for the question's gold evidence turns, matched by their ``dia_id``
-metadata. Two figures per question:
+metadata. Per question:
 
-* ``all_evidence``: every gold turn is in the context *verbatim* (as a recalled
-  episode);
-* ``all_evidence_or_fact``: every gold turn is there verbatim or through a packed fact
-  extracted from it (the context leaves an episode out when a packed fact cites it).
+* ``all_evidence``: every gold turn is in the context as a recalled episode (whole, or
+  condensed to its sentences that share a word with the question);
+* ``all_evidence_or_fact``: every gold turn is there as an episode or through a packed
+  fact extracted from it (the context leaves a fact out when it packs its source).
+
+* ``all_evidence_whole``: every gold turn is there whole (what condensing adds is the
+  difference with ``all_evidence``);
+* ``answer_in_context``: for a question whose gold answer is a string found in its gold
+  turns (an extractive answer), whether the context's text holds it; a check that
+  condensing keeps the part of a message that answers.
 
 Run: ``memstrata bench context --data ../shared/data/locomo/locomo_dev.json``.
 """
@@ -16,14 +22,25 @@ Run: ``memstrata bench context --data ../shared/data/locomo/locomo_dev.json``.
 from __future__ import annotations
 
 import os
+import re
 import statistics
 import time
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
 from ..embed.base import Embedder
+from ..lifecycle.clock import FakeClock
 from . import _harness
-from .locomo import CATEGORIES, SCORED_CATEGORIES, _plan, load_conversations, session_messages
+from .locomo import (
+    CATEGORIES,
+    SCORED_CATEGORIES,
+    _plan,
+    conversation_end,
+    load_conversations,
+    session_messages,
+    turn_content,
+)
 
 __all__ = ["run_context_bench"]
 
@@ -31,13 +48,80 @@ __all__ = ["run_context_bench"]
 def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     if not rows:
         return {"questions": 0}
+    answerable = [r["answer_in_context"] for r in rows if r["answer_in_context"] is not None]
     return {
         "questions": len(rows),
         "all_evidence": sum(r["all_evidence"] for r in rows) / len(rows),
+        "all_evidence_whole": sum(r["all_evidence_whole"] for r in rows) / len(rows),
         "all_evidence_or_fact": sum(r["all_evidence_or_fact"] for r in rows) / len(rows),
         "evidence_recall": sum(r["evidence_recall"] for r in rows) / len(rows),
+        "extractive_answers": len(answerable),
+        "answer_in_context": sum(answerable) / len(answerable) if answerable else None,
         "mean_tokens": statistics.fmean(r["tokens"] for r in rows),
         "max_tokens": max(r["tokens"] for r in rows),
+    }
+
+
+def _norm(text: str) -> str:
+    """Case-folded words joined by single spaces (for answer matching)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.sub(r"[^\w]+", " ", folded).split())
+
+
+def _answers(sample: dict[str, Any]) -> tuple[dict[int, str], dict[str, str]]:
+    """The sample's answers by question index, and its turns' normalised text by dia_id."""
+    answers = {i: _norm(str(qa.get("answer", ""))) for i, qa in enumerate(sample["qa"])}
+    texts = {
+        str(turn["dia_id"]): _norm(turn_content(turn))
+        for key, turns in sample["conversation"].items()
+        if re.fullmatch(r"session_\d+", key) and isinstance(turns, list)
+        for turn in turns
+    }
+    return answers, texts
+
+
+def _ingest(
+    run: _harness.BenchRun, memory: Any, sample_id: str, sessions: list, task: Any
+) -> dict[str, str]:
+    """Add every session; memory id → dia_id."""
+    dia_of: dict[str, str] = {}
+    for number, start, turns in sessions:
+        messages = session_messages(turns, number, start)
+        records = run.recorder.add(
+            memory, messages, user_id=sample_id, session_id=f"session_{number}"
+        )
+        dia_of.update({r.id: str(r.metadata.get("dia_id")) for r in records})
+        run.bar.advance(task, len(turns))
+    return dia_of
+
+
+def _check(
+    ctx: Any, q: dict[str, Any], dia_of: dict[str, str], answer: str, gold_text: str
+) -> dict[str, Any]:
+    """One question's ``details`` row (without its conversation)."""
+    whole: set[str] = set()
+    condensed: set[str] = set()
+    cited: set[str] = set()
+    for section in ctx.sections:
+        for item in section.items:
+            if section.name == "episodes" and item.memory_id in dia_of:
+                (condensed if item.condensed else whole).add(dia_of[item.memory_id])
+            elif section.name in ("profile", "facts"):
+                cited.update(dia_of[src] for src in item.source_ids if src in dia_of)
+    shown = whole | condensed
+    gold = q["gold"]
+    extractive = bool(answer) and answer in gold_text
+    return {
+        **q,
+        "tokens": ctx.tokens,
+        "episodes": sorted(shown),
+        "condensed": sorted(condensed),
+        "fact_sources": sorted(cited - shown),
+        "all_evidence": all(g in shown for g in gold),
+        "all_evidence_whole": all(g in whole for g in gold),
+        "all_evidence_or_fact": all(g in shown | cited for g in gold),
+        "evidence_recall": sum(g in shown for g in gold) / len(gold),
+        "answer_in_context": (answer in _norm(ctx.text)) if extractive else None,
     }
 
 
@@ -58,7 +142,9 @@ def run_context_bench(
     """Ingest LoCoMo conversations and check each question's context for its evidence.
 
     One store per conversation (``user_id = sample_id``), ingested as in
-    :func:`memstrata.bench.locomo.run_locomo`.
+    :func:`memstrata.bench.locomo.run_locomo`, with the same clock: "now" is the
+    conversation's last turn (:func:`~memstrata.bench.locomo.conversation_end`), so
+    retention counts the conversation's own time.
 
     Args:
         data_path: a LoCoMo JSON file.
@@ -71,9 +157,12 @@ def run_context_bench(
     Returns:
         JSON-ready dict: ``config``; ``metrics`` (rows per category name, ``overall`` for
         categories 1-4 and ``adversarial``; each with ``questions``, ``all_evidence``,
-        ``all_evidence_or_fact``, ``evidence_recall`` (mean fraction of gold turns
-        present), ``mean_tokens``, ``max_tokens``); ``counts``; ``latency`` (context
-        assembly milliseconds, p50/p95); ``details`` per question.
+        ``all_evidence_whole``, ``all_evidence_or_fact``, ``evidence_recall`` (mean
+        fraction of gold turns present), ``extractive_answers`` (questions whose answer
+        string is in their gold turns), ``answer_in_context`` (the fraction of those
+        whose context holds it; ``None`` when there are none), ``mean_tokens``,
+        ``max_tokens``); ``counts``; ``latency`` (context assembly milliseconds,
+        p50/p95); ``details`` per question.
     """
     from ..context import build_context
     from ..memory import Memory
@@ -89,29 +178,18 @@ def run_context_bench(
     details: list[dict[str, Any]] = []
     build_ms: list[float] = []
     with _harness.bench_run(workdir, embedder, cache, show_progress, extractor) as run:
-        wd, outer, bar, timed, recorder = (
-            run.workdir,
-            run.embedder,
-            run.bar,
-            run.extractor,
-            run.recorder,
-        )
+        wd, outer, bar, timed = run.workdir, run.embedder, run.bar, run.extractor
         turns_total = sum(len(turns) for _, sessions, _ in plan for *_, turns in sessions)
         ingest = bar.add_task("ingest", total=turns_total, note="")
         asking = bar.add_task("contexts", total=sum(len(q) for *_, q in plan), note="")
+        by_id = {sample["sample_id"]: sample for sample in samples}
         for sample_id, sessions, questions in plan:
             path = _harness.fresh_store(wd, f"context-{sample_id}")
+            answers, texts = _answers(by_id[sample_id])
             bar.update(ingest, note=sample_id)
-            with Memory(path, embedder=outer, extractor=timed) as memory:
-                dia_of: dict[str, str] = {}
-                for number, start, turns in sessions:
-                    messages = session_messages(turns, number, start)
-                    records = recorder.add(
-                        memory, messages, user_id=sample_id, session_id=f"session_{number}"
-                    )
-                    for r in records:
-                        dia_of[r.id] = str(r.metadata.get("dia_id"))
-                    bar.advance(ingest, len(turns))
+            clock = FakeClock(conversation_end(sessions))
+            with Memory(path, embedder=outer, extractor=timed, clock=clock) as memory:
+                dia_of = _ingest(run, memory, sample_id, sessions, ingest)
                 for q in questions:
                     began = time.perf_counter()
                     ctx = build_context(
@@ -122,34 +200,9 @@ def run_context_bench(
                         format=format,  # type: ignore[arg-type]
                     )
                     build_ms.append(1000 * (time.perf_counter() - began))
-                    verbatim = {
-                        dia_of[i.memory_id]
-                        for s in ctx.sections
-                        if s.name == "episodes"
-                        for i in s.items
-                        if i.memory_id in dia_of
-                    }
-                    cited = {
-                        dia_of[src]
-                        for s in ctx.sections
-                        if s.name in ("profile", "facts")
-                        for i in s.items
-                        for src in i.source_ids
-                        if src in dia_of
-                    }
-                    gold = q["gold"]
-                    details.append(
-                        {
-                            "conversation": sample_id,
-                            **q,
-                            "tokens": ctx.tokens,
-                            "episodes": sorted(verbatim),
-                            "fact_sources": sorted(cited - verbatim),
-                            "all_evidence": all(g in verbatim for g in gold),
-                            "all_evidence_or_fact": all(g in verbatim | cited for g in gold),
-                            "evidence_recall": sum(g in verbatim for g in gold) / len(gold),
-                        }
-                    )
+                    gold_text = " ".join(texts.get(g, "") for g in q["gold"])
+                    row = _check(ctx, q, dia_of, answers.get(q["index"], ""), gold_text)
+                    details.append({"conversation": sample_id, **row})
                     bar.advance(asking)
 
     metrics = {
@@ -178,7 +231,7 @@ def run_context_bench(
         "counts": counts,
         "latency": {
             "context_ms": percentiles(build_ms, (50, 95)) if build_ms else None,
-            "ingest": recorder.latency(),
+            "ingest": run.recorder.latency(),
         },
         "details": details,
     }
