@@ -279,7 +279,9 @@ def test_missing_redis_package_names_the_extra(
     redis_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "redis", None)  # import redis now raises ImportError
-    with pytest.raises(ValidationError, match=r"pip install -e '\.\[redis\]' in the memstrata checkout"):
+    with pytest.raises(
+        ValidationError, match=r"pip install -e '\.\[redis\]' in the memstrata checkout"
+    ):
         RedisSessionStore(redis_url)
 
 

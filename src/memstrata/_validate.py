@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -32,7 +32,40 @@ def content(value: Any, field: str = "content") -> str:
 
 
 def metadata(value: Any, field: str = "metadata") -> dict[str, Any]:
-    return validate_metadata(value, field)
+    """A metadata dict (:func:`memstrata.models.validate_metadata`), also rejecting an
+    integer too long to write as JSON text (Python's ``sys.get_int_max_str_digits()``,
+    4,300 digits by default), which would otherwise escape as a bare ``ValueError``."""
+    try:
+        return validate_metadata(value, field)
+    except ValidationError:
+        raise
+    except ValueError as exc:
+        where = _long_int_path(value, field, 0)
+        if where is None:
+            raise
+        raise ValidationError(where, "integer too long to store as JSON") from exc
+
+
+def _long_int_path(value: Any, field: str, depth: int) -> str | None:
+    """The dotted path of the first integer whose decimal text is over Python's limit."""
+    if depth > 17:  # validate_metadata has already refused anything deeper
+        return None
+    if isinstance(value, int):
+        try:
+            str(value)
+        except ValueError:
+            return field
+        return None
+    items: Iterable[tuple[str, Any]] = ()
+    if isinstance(value, dict):
+        items = ((f"{field}.{k}", item) for k, item in value.items())
+    elif isinstance(value, list | tuple):
+        items = ((f"{field}[{i}]", item) for i, item in enumerate(value))
+    for path, item in items:
+        found = _long_int_path(item, path, depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def time(value: Any, field: str) -> datetime | None:
@@ -159,6 +192,11 @@ def _message(item: Any, prefix: str | None) -> Message:
     else:
         raise ValidationError(field, f"expected text or a message dict, got {type(item).__name__}")
     content(msg.content, name("content"))
+    # A Message's fields can be assigned after it was built (pydantic does not check
+    # assignments), so its time is checked and made aware UTC here as a dict's is.
+    at = time(msg.timestamp, name("timestamp"))
+    if at is not msg.timestamp:
+        msg = msg.model_copy(update={"timestamp": at})
     if msg.role not in ROLES:
         raise ValidationError(name("role"), f"must be one of {', '.join(ROLES)}, got {msg.role!r}")
     if msg.name is not None:
@@ -166,3 +204,10 @@ def _message(item: Any, prefix: str | None) -> Message:
     if msg.id is not None:
         scope_id(msg.id, name("id"))
     return msg
+
+
+def batch_size(value: Any, field: str = "batch_size") -> int:
+    """A positive batch size (an int >= 1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError(field, f"must be an integer >= 1, got {value!r}")
+    return value

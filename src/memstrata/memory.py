@@ -22,8 +22,9 @@ from .errors import (
     ValidationError,
 )
 from .indexing import embed_records, keyword_terms
-from .lifecycle.api import LifecycleAPI, write_importance
+from .lifecycle.api import KIND_IMPORTANCE_FLOOR, LifecycleAPI
 from .lifecycle.config import LifecycleConfig
+from .lifecycle.importance import ImportanceEstimator, RuleImportance
 from .lifecycle.maintain import MaintenanceAPI
 from .models import (
     HistoryEvent,
@@ -88,6 +89,13 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             hosts share windows), or a :class:`~memstrata.working.SessionStore`.
         lifecycle: decay, reinforcement, forgetting, TTL and merging settings
             (:class:`~memstrata.lifecycle.LifecycleConfig`; defaults when ``None``).
+        importance: how :meth:`add` estimates the importance of a message it is not
+            given one for: ``"rules"`` (default, offline, English and Chinese:
+            :class:`~memstrata.lifecycle.RuleImportance`), ``"llm"`` (one request per
+            message to the endpoint in the ``MEMSTRATA_LLM_*`` settings, rules as
+            fallback: :class:`~memstrata.lifecycle.llm_importance.LLMImportance`), or an
+            :class:`~memstrata.lifecycle.ImportanceEstimator`. Either way a kind's floor
+            (:data:`~memstrata.lifecycle.api.KIND_IMPORTANCE_FLOOR`) applies.
 
     Raises:
         StoreCorruptError: the file is not a healthy database ("database corrupt: <path>").
@@ -107,6 +115,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         summarizer: Summarizer | str | None = "auto",
         sessions: SessionStore | str | None = None,
         lifecycle: LifecycleConfig | None = None,
+        importance: ImportanceEstimator | str = "rules",
     ) -> None:
         self.path = parse_db_url(path if path is not None else default_db_path())
         self.embedder = get_embedder(embedder)
@@ -125,6 +134,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             raise
         try:
             extractor_ = get_extractor(extractor)
+            self.importance_estimator = _importance_estimator(importance)
             self.summarizer: Summarizer = get_summarizer(summarizer, extractor=extractor_)
             self.sessions: SessionStore = get_session_store(sessions, self.store)
         except BaseException:
@@ -134,7 +144,8 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         self._owned = [
             part
             for spec, part in ((extractor, extractor_), (summarizer, self.summarizer),
-                               (sessions, self.sessions))
+                               (sessions, self.sessions),
+                               (importance, self.importance_estimator))
             if isinstance(spec, str) and not isinstance(part, SQLiteSessionStore)
         ]  # fmt: skip
         self.semantic = SemanticLayer(self.store, extractor_)
@@ -198,7 +209,8 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                 default: now.
             metadata: JSON object merged under each message's own metadata.
             importance: in [0, 1]; ``None`` (default) estimates it per message from
-                its text (:func:`memstrata.lifecycle.api.write_importance`: explicit
+                its text (by the constructor's ``importance`` estimator; the default
+                rules, :func:`memstrata.lifecycle.api.write_importance`: explicit
                 "remember", identity, health, preferences, plans and dates raise it,
                 small talk lowers it; preference records start at 0.6, semantic,
                 procedural and summary ones at 0.5). A given value always wins.
@@ -294,12 +306,23 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                     id=new_id(), user_id=user_id, agent_id=agent_id, session_id=session_id,
                     kind=kind_, content=m.content, role=m.role, speaker=speaker,
                     metadata=meta, created_at=now, updated_at=now,
-                    importance=imp if imp is not None else write_importance(m.content, kind_).value,
+                    importance=imp if imp is not None else 0.0,  # estimated below
                     occurred_at=occurred, source_ids=[m.id or new_id()], content_hash=hashed,
                     embedding_model=self.embedder.name, session_only=session_only,
                     pinned=pinned, expires_at=expiry,
                 )
             )  # fmt: skip
+        if imp is None:
+            # Estimated once every message has passed its checks, so that a rejected call
+            # costs no model request; a text given twice in one call is estimated once.
+            # Outside any transaction: add() calls this before _insert opens one.
+            floor = KIND_IMPORTANCE_FLOOR.get(kind_, 0.0)
+            estimated: dict[str, float] = {}
+            for j, r in enumerate(records):
+                if r.content not in estimated:
+                    value = self.importance_estimator.estimate(r.content).value
+                    estimated[r.content] = max(floor, v.importance(value) or 0.0)
+                records[j] = r.model_copy(update={"importance": estimated[r.content]})
         return records
 
     def _insert(
@@ -700,7 +723,11 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
 
         Returns:
             How many memories were re-indexed.
+
+        Raises:
+            ValidationError: ``batch_size`` is not an int >= 1 (field ``"batch_size"``).
         """
+        batch_size = v.batch_size(batch_size)
         ids = self.store.ids()
         total = len(ids)
         for start in range(0, total, batch_size):
@@ -743,6 +770,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         Raises:
             ValidationError: no extractor is configured (``extractor=None``).
         """
+        batch_size = v.batch_size(batch_size)
         if self.semantic.extractor is None:
             raise ValidationError("extractor", "extract_facts needs an extractor (e.g. 'rules')")
         self._require_model()
@@ -828,3 +856,35 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
 
     def __repr__(self) -> str:
         return f"Memory({self.path!r}, embedder={self.embedder.name!r})"
+
+
+def _importance_estimator(spec: ImportanceEstimator | str) -> ImportanceEstimator:
+    """Resolve ``Memory(importance=...)``: ``"rules"``, ``"llm"`` (from ``MEMSTRATA_LLM_*``)
+    or an :class:`ImportanceEstimator` as is.
+
+    Raises:
+        ValidationError: an unknown name, ``"llm"`` without LLM settings, or an object
+            without ``estimate`` (field ``"importance"``).
+    """
+    if spec == "rules":
+        return RuleImportance()
+    if spec == "llm":
+        from .config import settings_from_env
+
+        settings = settings_from_env().llm
+        if settings is None:
+            raise ValidationError(
+                "importance",
+                "'llm' needs MEMSTRATA_LLM_BASE_URL and MEMSTRATA_LLM_MODEL (an "
+                "OpenAI-compatible endpoint); or pass an LLMImportance",
+            )
+        from .lifecycle.llm_importance import LLMImportance
+
+        return LLMImportance(settings)
+    if isinstance(spec, str):
+        raise ValidationError("importance", f"unknown estimator {spec!r}; choose rules or llm")
+    if isinstance(spec, type) or not isinstance(spec, ImportanceEstimator):
+        raise ValidationError(
+            "importance", "must be 'rules', 'llm' or have an estimate(text) method"
+        )
+    return spec

@@ -98,6 +98,10 @@ def import_rows(
     Raises:
         ValidationError: a row is malformed (names the row number and field).
     """
+    if isinstance(rows, str | bytes | dict) or not isinstance(rows, Iterable):
+        raise ValidationError(
+            "rows", f"expected an iterable of row dicts, got {type(rows).__name__}"
+        )
     mem._require_model()
     records: list[MemoryRecord] = []
     entities: list[Entity] = []

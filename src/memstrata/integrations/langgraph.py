@@ -68,7 +68,7 @@ import anyio.to_thread
 from .. import _validate as v
 from ..errors import UsageError, ValidationError
 from ..memory import Memory
-from ..models import MemoryRecord, validate_content, validate_metadata
+from ..models import MemoryRecord, validate_content
 
 try:
     from langgraph.store.base import (
@@ -237,7 +237,7 @@ class MemstrataStore(BaseStore):
         except (TypeError, ValueError) as exc:
             raise ValidationError("value", f"must be JSON data: {exc}") from exc
         text, indexed = self._text(op.namespace, op.key, value, op.index)
-        meta = validate_metadata(_metadata(op.namespace, op.key, value, indexed), "value")
+        meta = v.metadata(_metadata(op.namespace, op.key, value, indexed), "value")
         return _Write(op.namespace, op.key, user, validate_content(text, "value"), meta)
 
     def _write(self, w: _Write) -> None:

@@ -9,7 +9,7 @@ maintenance (which deletes what expired) and ``Memory.explain`` all judge expiry
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..errors import ValidationError
@@ -46,7 +46,12 @@ def default_expires_at(
     if at is None:
         raise ValidationError("start", "is required")
     days = (config or LifecycleConfig()).ttl_days.get(kind)
-    return None if days is None else at + timedelta(days=days)
+    if days is None:
+        return None
+    try:
+        return at + timedelta(days=days)
+    except OverflowError:  # a TTL reaching past year 9999 never expires in practice
+        return datetime.max.replace(tzinfo=UTC)
 
 
 def effective_expires_at(

@@ -1,0 +1,17 @@
+"""Privacy at write time: personal data and secrets found and redacted, masked or kept
+before a memory is stored (:func:`redact`, :class:`RedactionConfig`)."""
+
+from __future__ import annotations
+
+from .detectors import PIIType
+from .redact import Action, Finding, RedactionConfig, RedactionResult, redact, redact_data
+
+__all__ = [
+    "Action",
+    "Finding",
+    "PIIType",
+    "RedactionConfig",
+    "RedactionResult",
+    "redact",
+    "redact_data",
+]

@@ -1,0 +1,273 @@
+"""Detectors of personal data and secrets in free text (English and Chinese).
+
+Each detector is a generator of ``(start, end)`` character spans of one :class:`PIIType`;
+:data:`DETECTORS` lists them in priority order (a span found by an earlier detector wins
+over an overlapping one found later). Patterns find candidates; the checks in
+:mod:`.checks` (Luhn, MOD 11-2, MOD 97-10, a real birth date, a decodable JWT header)
+decide, so that order numbers, amounts, dates and other numbers are not flagged.
+
+What is detected:
+
+* ``secret``: API keys and tokens with well-known prefixes (OpenAI ``sk-``, Anthropic
+  ``sk-ant-``, Stripe ``sk_live_``/``rk_live_``, GitHub ``ghp_``/``gho_``/``ghu_``/``ghs_``/
+  ``ghr_``/``github_pat_``, Slack ``xoxb-``/``xoxp-``/``xoxa-``/``xoxr-``/``xoxs-``, AWS
+  ``AKIA``/``ASIA`` access key ids, Google ``AIza``), the token after ``Bearer``, JWTs,
+  PEM private key blocks, and the value in ``key=value`` / ``key: value`` when the key
+  names a secret (``api_key``, ``token``, ``secret``, ``password``, ``密码``…) and the value
+  is a high-entropy string of 32+ characters (a password-like key: any 6+ characters
+  holding a digit or symbol).
+* ``email``: ``local@domain.tld`` (ASCII local part; domain labels may be non-ASCII).
+* ``iban``: country code, check digits, the country's registered length, MOD 97-10.
+* ``cn_id``: 18-character Chinese resident ID numbers (region, birth date, MOD 11-2).
+* ``card``: 13-19 digit payment card numbers, contiguous or in the usual 4-4-4-4(-3),
+  4-6-5 and 4-6-4 groups with one kind of separator, a first digit 2-6, Luhn-checked.
+* ``phone``: Chinese mobile numbers (``1[3-9]`` + 9 digits, optional ``+86``/``0086``,
+  3-4-4 groups), Chinese landlines with the area code and a dash (``010-62345678``),
+  North American numbers with separators (``(202) 555-0143``,
+  ``+1 202 555 0143``), and international numbers written with ``+`` and 8-15 digits.
+  Bare runs of digits without a ``+`` or the NANP shape are not phones: too many order
+  numbers look the same.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from enum import StrEnum
+
+from .checks import IBAN_LENGTHS, cn_id_ok, iban_ok, jwt_ok, luhn_ok, shannon_entropy
+
+__all__ = ["DETECTORS", "PIIType", "Span", "is_cn_mobile", "secret_field"]
+
+Span = tuple[int, int]
+
+
+class PIIType(StrEnum):
+    """The kinds of personal data and secrets :func:`memstrata.privacy.redact` finds."""
+
+    SECRET = "secret"
+    EMAIL = "email"
+    IBAN = "iban"
+    CN_ID = "cn_id"
+    CARD = "card"
+    PHONE = "phone"
+
+
+# -- secrets -----------------------------------------------------------------------------
+
+_TOKEN_TAIL = r"(?![A-Za-z0-9_\-])"
+_PREFIXED = re.compile(
+    r"(?<![A-Za-z0-9_\-])(?:"
+    r"sk-ant-[A-Za-z0-9_\-]{20,}"
+    r"|sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"
+    r"|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}"
+    r"|github_pat_[A-Za-z0-9_]{22,}"
+    r"|xox[abprs]-[A-Za-z0-9\-]{10,}"
+    r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+    r"|AIza[0-9A-Za-z_\-]{35}"
+    r")" + _TOKEN_TAIL
+)
+_BEARER = re.compile(r"\bBearer\s+([A-Za-z0-9\-._~+/]{16,}=*)", re.IGNORECASE)
+_JWT = re.compile(
+    r"(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*" + _TOKEN_TAIL
+)
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----")
+_PASSWORD_KEY = r"password|passwd|passphrase|pwd|密码|口令"
+_SECRET_KEY = (
+    r"api[_\-]?key|apikey|secret|token|private[_\-]?key|access[_\-]?key|auth[_\-]?key"
+    r"|credentials?|密钥|令牌|秘钥"
+)
+# A key name: one of the words above inside an identifier (``DB_PASSWORD``,
+# ``x-api-key``, ``client_secret``). The affixes are bounded so that scanning a long run
+# of identifier characters stays linear.
+_KEY_NAME = (
+    rf"[A-Za-z0-9_\-]{{0,24}}?(?:(?P<pw>{_PASSWORD_KEY})|(?:{_SECRET_KEY}))[A-Za-z0-9_\-]{{0,24}}"
+)
+_KEY_VALUE = re.compile(
+    rf"(?i)(?<![A-Za-z0-9_\-])[\"']?{_KEY_NAME}[\"']?"
+    r"(?:\s*[:=：]\s*|\s*[是为]\s*|\s+(?:is|was)\s+)[\"']?(?P<value>[^\s\"',;，。；、）)]+)"
+)
+
+
+def _secret_value(value: str, password: bool) -> bool:
+    if password:  # any non-trivial value: a digit or symbol, and not a row of stars
+        return (
+            len(value) >= 6
+            and any(ch.isalnum() for ch in value)
+            and any(not ch.isalpha() for ch in value)
+        )
+    has_digit = any(ch.isdigit() for ch in value)
+    has_alpha = any(ch.isalpha() for ch in value)
+    return len(value) >= 32 and has_digit and has_alpha and shannon_entropy(value) >= 3.5
+
+
+_FIELD_NAME = re.compile(rf"(?i){_KEY_NAME}")
+
+
+def secret_field(key: str, value: str) -> bool:
+    """Whether ``value``, stored under the name ``key`` (a metadata key, a form field), is
+    a secret by the same rule as ``key=value`` in text."""
+    m = _FIELD_NAME.fullmatch(key.strip())
+    return m is not None and _secret_value(value.strip(), m.group("pw") is not None)
+
+
+def _pem_blocks(text: str) -> Iterator[Span]:
+    """PEM private key blocks, BEGIN line to END line (a scan, not one regex, so that
+    many BEGIN lines without an END cost linear time)."""
+    pos = 0
+    while (begin := _PEM_BEGIN.search(text, pos)) is not None:
+        end = _PEM_END.search(text, begin.end())
+        if end is None:
+            return
+        yield begin.start(), end.end()
+        pos = end.end()
+
+
+def _secrets(text: str) -> Iterator[Span]:
+    for m in _PREFIXED.finditer(text):
+        # Random keys mix digits and letters; a long hyphenated phrase does not.
+        if any(ch.isdigit() for ch in m.group()) and any(ch.isalpha() for ch in m.group()):
+            yield m.span()
+    for m in _BEARER.finditer(text):
+        yield m.span(1)
+    for m in _JWT.finditer(text):
+        if jwt_ok(m.group()):
+            yield m.span()
+    yield from _pem_blocks(text)
+    for m in _KEY_VALUE.finditer(text):
+        if _secret_value(m.group("value"), m.group("pw") is not None):
+            yield m.span("value")
+
+
+# -- emails ------------------------------------------------------------------------------
+
+_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9](?:[A-Za-z0-9._%+\-]{0,62}[A-Za-z0-9_%+\-])?"
+    r"@(?:[^\W_](?:[\w\-]{0,61}[^\W_])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9\-])"
+)
+
+
+def _emails(text: str) -> Iterator[Span]:
+    for m in _EMAIL.finditer(text):
+        yield m.span()
+
+
+# -- IBANs -------------------------------------------------------------------------------
+
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}")
+
+
+def _ibans(text: str) -> Iterator[Span]:
+    pos = 0
+    while (m := _IBAN.search(text, pos)) is not None:
+        pos = m.start() + 1
+        need = IBAN_LENGTHS.get(m.group()[:2])
+        if need is None:
+            continue
+        # Walk the candidate until it holds the country's length, so that a word or
+        # number written after the IBAN is not taken in; the IBAN must end there, and
+        # the search goes on from there (the greedy candidate may hold the next IBAN).
+        count, end = 0, m.start()
+        while end < m.end() and count < need:
+            if text[end] != " ":
+                count += 1
+            end += 1
+        if count != need or (end < len(text) and text[end].isalnum()):
+            continue
+        if iban_ok(text[m.start() : end].replace(" ", "")):
+            yield m.start(), end
+            pos = end
+
+
+# -- Chinese resident ID numbers --------------------------------------------------------
+
+_CN_ID = re.compile(r"(?<![0-9A-Za-z])\d{6} ?\d{8} ?\d{3}[0-9Xx](?![0-9A-Za-z])")
+
+
+def _cn_ids(text: str) -> Iterator[Span]:
+    for m in _CN_ID.finditer(text):
+        if cn_id_ok(m.group().replace(" ", "")):
+            yield m.span()
+
+
+# -- payment cards -----------------------------------------------------------------------
+
+_CARD = re.compile(
+    r"(?<![A-Za-z0-9.,\-])(?:"
+    r"\d{13,19}"
+    r"|\d{4}(?P<s1>[ \-])\d{4}(?P=s1)\d{4}(?P=s1)\d{4}(?:(?P=s1)\d{3})?"
+    r"|\d{4}(?P<s2>[ \-])\d{6}(?P=s2)\d{4,5}"
+    r")(?![A-Za-z0-9]|[.,]\d)"
+)
+
+
+def _cards(text: str) -> Iterator[Span]:
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"[ \-]", "", m.group())
+        if digits[0] in "23456" and 13 <= len(digits) <= 19 and luhn_ok(digits):
+            yield m.span()
+
+
+# -- phone numbers -----------------------------------------------------------------------
+
+_CN_MOBILE = re.compile(
+    r"(?<![A-Za-z0-9+(])(?:(?:\((?:\+|00)86\)|(?:\+|00)86)[ \-]?)?"
+    r"1[3-9]\d(?:[ \-]?\d{4}){2}(?![A-Za-z0-9])"
+)
+
+
+def is_cn_mobile(found: str) -> bool:
+    """Whether a detected phone number is a Chinese mobile number."""
+    return _CN_MOBILE.fullmatch(found) is not None
+
+
+_NANP = re.compile(
+    r"(?<![\d+])(?:(?:\+1|1)[ .\-]?)?"
+    r"(?:\([2-9]\d{2}\)[ .\-]?|[2-9]\d{2}(?P<sep>[ .\-]))[2-9]\d{2}[ .\-]\d{4}(?![\d])"
+    r"|(?<![\d+])\+1[ .\-]?[2-9]\d{2}[2-9]\d{6}(?![\d])"
+)
+_CN_LANDLINE = re.compile(r"(?<![A-Za-z0-9\-+])0[1-9]\d{1,2}-[2-8]\d{6,7}(?![\d\-])")
+_INTL = re.compile(r"(?<![A-Za-z0-9_+])\+[1-9]\d{0,3}(?:[ .\-]?\(?\d{1,5}\)?){1,7}(?![\d])")
+
+
+def _phones(text: str) -> Iterator[Span]:
+    for m in _CN_MOBILE.finditer(text):
+        yield m.span()
+    for m in _NANP.finditer(text):
+        yield m.span()
+    for m in _CN_LANDLINE.finditer(text):
+        yield m.span()
+    for m in _INTL.finditer(text):
+        if 8 <= sum(ch.isdigit() for ch in m.group()) <= 15:
+            yield m.span()
+
+
+# -- registry ----------------------------------------------------------------------------
+
+
+def _has_run_of_digits(text: str, n: int) -> bool:
+    run = 0
+    for ch in text:
+        if "0" <= ch <= "9":
+            run += 1
+            if run >= n:
+                return True
+        elif ch not in " -.()":
+            run = 0
+    return False
+
+
+Detector = Callable[[str], Iterator[Span]]
+
+#: ``(type, detector, cheap pre-check)`` in priority order; a detector runs only when
+#: its pre-check passes (most chat messages hold no ``@`` and few digits).
+DETECTORS: tuple[tuple[PIIType, Detector, Callable[[str], bool]], ...] = (
+    (PIIType.SECRET, _secrets, lambda t: True),
+    (PIIType.EMAIL, _emails, lambda t: "@" in t),
+    (PIIType.IBAN, _ibans, lambda t: _has_run_of_digits(t, 2)),
+    (PIIType.CN_ID, _cn_ids, lambda t: _has_run_of_digits(t, 17)),
+    (PIIType.CARD, _cards, lambda t: _has_run_of_digits(t, 13)),
+    (PIIType.PHONE, _phones, lambda t: _has_run_of_digits(t, 8)),
+)
