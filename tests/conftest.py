@@ -24,9 +24,19 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from memstrata import Memory
 from memstrata.embed import HashingEmbedder
+
+# Property tests draw the same examples on every run, so a CI run never fails on a draw the
+# previous one did not make; MEMSTRATA_HYPOTHESIS_RANDOM=1 explores fresh ones.
+hypothesis_settings.register_profile(
+    "memstrata-default",
+    derandomize=os.environ.get("MEMSTRATA_HYPOTHESIS_RANDOM") != "1",
+    database=None,
+)
+hypothesis_settings.load_profile("memstrata-default")
 
 # -- guards -----------------------------------------------------------------------------
 

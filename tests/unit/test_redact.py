@@ -251,10 +251,13 @@ PIECES = st.sampled_from(
 )  # fmt: skip
 # Pieces glued together (``"13812345678(415) 555-0132"``) and pieces apart.
 GLUED = st.lists(st.one_of(PIECES, st.text(max_size=12)), max_size=8).map("".join)
+# Apart means a separator that is not part of any number: digit groups joined by a bare
+# space are ambiguous ("+86 138 1234 5678 4242 4242 4242 4242" is one phone and one card,
+# or a longer run; once the phone is replaced, a second pass can read the card alone).
 APART = st.lists(
     st.one_of(PIECES, st.text(alphabet=st.characters(categories=["L", "Nd"]), max_size=12)),
     max_size=8,
-).map(" ".join)
+).map(" / ".join)
 CONFIGS = st.builds(
     RedactionConfig, **{t.value: st.sampled_from(["redact", "mask", "keep"]) for t in PIIType}
 )
