@@ -34,15 +34,9 @@ from typing import TYPE_CHECKING
 
 from .config import LLMSettings
 from .errors import ValidationError
+from .llm_client import Deadline, LLMBacked  # names the `llm` extra when it is missing
 from .summarizers import ExtractiveSummarizer, Summarizer
 from .tokens import TokenCounter
-
-try:
-    from .llm_client import Deadline, LLMBacked
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "LLM summaries need the optional dependencies: pip install -e '.[llm]' in the memstrata checkout"
-    ) from exc
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

@@ -31,15 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import LLMSettings
 from ..errors import ValidationError
-from .importance import ImportanceEstimate, ImportanceEstimator, RuleImportance
 
-try:
-    from ..llm_client import Deadline, LLMBacked
-    from ..semantic.jsonrepair import extract_json
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "LLM importance needs the optional dependencies: pip install -e '.[llm]' in the memstrata checkout"
-    ) from exc
+# Both name the `llm` extra when its packages are missing.
+from ..llm_client import Deadline, LLMBacked
+from ..semantic.jsonrepair import extract_json
+from .importance import ImportanceEstimate, ImportanceEstimator, RuleImportance
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

@@ -15,7 +15,12 @@ import json
 import re
 from typing import Any
 
-import json_repair
+try:
+    import json_repair
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "near-JSON repair needs json-repair: pip install -e '.[llm]' in the memstrata checkout"
+    ) from exc
 
 __all__ = ["extract_json", "strip_reasoning"]
 
