@@ -21,6 +21,7 @@ import numpy as np
 
 from memstrata.embed.base import Embedder, EmbedKind, check_kind, check_texts
 from memstrata.errors import EmbedderError
+from memstrata.store.wal import WalCheckpointer, configure_wal
 
 __all__ = ["CachedEmbedder", "default_cache_path"]
 
@@ -85,6 +86,7 @@ class CachedEmbedder:
         self._local = threading.local()
         self._lock = threading.Lock()  # guards the counters and the connection list
         self._connections: list[sqlite3.Connection] = []
+        self._checkpointer = WalCheckpointer(self.path)
         self._connect()  # fail early, in the caller's thread, on a bad path
 
     def __repr__(self) -> str:
@@ -104,7 +106,7 @@ class CachedEmbedder:
                 isolation_level=None,
                 check_same_thread=False,
             )
-            conn.execute("PRAGMA journal_mode=WAL")
+            configure_wal(conn)  # automatic checkpoints off, ours after commits
             # A lost cache entry costs one re-embedding, so skip the fsync per commit.
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(_SCHEMA)
@@ -191,6 +193,7 @@ class CachedEmbedder:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+            self._checkpointer.after_commit(conn)
         except sqlite3.Error as exc:
             raise EmbedderError(f"embedding cache {self.path} write failed: {exc}") from exc
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 
 from .. import _validate as v
 from ..errors import NotFoundError, StoreError, ValidationError
+from ..store.wal import WalCheckpointer, configure_wal
 from .settings import check_tenant
 
 __all__ = ["KEY_PREFIX", "ApiKey", "KeyStore"]
@@ -117,12 +118,13 @@ class KeyStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._checkpointer = WalCheckpointer(self.path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(
                 self.path, timeout=10.0, isolation_level=None, check_same_thread=False
             )
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            configure_wal(self._conn)  # automatic checkpoints off, ours after writes
             self._conn.execute(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot open key store {self.path}: {exc}") from exc
@@ -131,9 +133,11 @@ class KeyStore:
     def _run(self, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
         with self._lock:
             try:
-                return self._conn.execute(sql, params).fetchall()
+                rows = self._conn.execute(sql, params).fetchall()
             except sqlite3.Error as exc:
                 raise StoreError(f"key store {self.path}: {exc}") from exc
+            self._checkpointer.after_commit(self._conn)
+            return rows
 
     def create(
         self,

@@ -2,7 +2,7 @@
 transactions, retries and error mapping.
 
 Safe for several threads (one connection behind a lock) and several processes on one
-file (WAL; writes take the write lock up front with ``BEGIN IMMEDIATE`` and retry with
+file (WAL, checkpointed as store/wal.py explains; writes take the write lock up front with ``BEGIN IMMEDIATE`` and retry with
 backoff while another process holds it, so "database is locked" never reaches callers
 unless the lock is held past ``busy_timeout_s``).
 """
@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from ..errors import StoreBusyError, StoreCorruptError, StoreError
 from .migrations import MIGRATIONS, SCHEMA_VERSION
+from .wal import WalCheckpointer, configure_wal
 
 __all__ = ["SQLiteConnection", "from_iso", "iso"]
 
@@ -66,6 +67,7 @@ class SQLiteConnection:
         self.busy_timeout_s = busy_timeout_s
         self._lock = threading.RLock()
         self._index_writes = 0
+        self._checkpointer = WalCheckpointer(path)
         self.read_only = self._decide_read_only(read_only)
         self._check_file_header()
         try:
@@ -131,7 +133,8 @@ class SQLiteConnection:
         c = self._conn
         c.execute(f"PRAGMA busy_timeout = {int(min(self.busy_timeout_s, 5.0) * 1000)}")
         if self.path != ":memory:" and not self.read_only:
-            self._retry(lambda: c.execute("PRAGMA journal_mode = WAL").fetchone())
+            # Automatic checkpoints off, ours after commits: see store/wal.py.
+            self._retry(lambda: configure_wal(c))
         c.execute("PRAGMA synchronous = NORMAL")
         c.execute("PRAGMA foreign_keys = ON")
 
@@ -231,6 +234,7 @@ class SQLiteConnection:
                 # again and would hold the write lock against every other process.
                 self._rollback()
                 raise
+            self._checkpointer.after_commit(self._conn)
 
     def _rollback(self) -> None:
         # SQLite rolls some failed statements back by itself; a second ROLLBACK would then

@@ -587,6 +587,8 @@ class SQLiteStore(SQLiteConnection):
                 except BaseException:
                     c.execute("ROLLBACK")
                     raise
+                # No checkpoint here: with this short busy timeout a FULL checkpoint could
+                # miss the write lock and run unlocked (store/wal.py); the next write does it.
                 return True
             except sqlite3.Error:
                 return False
