@@ -28,10 +28,12 @@ from memstrata.models import HistoryEvent, MemoryPage, MemoryRecord, Message
 
 EXPECTED_EXPORTS = {
     "AsyncMemory",
+    "DeletionReceipt",
     "EmbedderError",
     "EmbeddingModelMismatchError",
     "Hit",
     "HistoryEvent",
+    "MarkdownImport",
     "Memory",
     "MemoryKind",
     "MemoryPage",
@@ -316,10 +318,10 @@ def test_delete_all_is_scoped(mem: Memory) -> None:
     mem.add(["a one", "a two"], user_id="a", session_id="s1")
     [a3] = mem.add("a three", user_id="a", session_id="s2")
     [b1] = mem.add("b one", user_id="b")
-    assert mem.delete_all(user_id="a", session_id="s1") == 2
+    assert mem.delete_all(user_id="a", session_id="s1").memories == 2
     assert [r.id for r in mem.list(user_id="a")] == [a3.id]
     assert [e.event for e in mem.history(a3.id)] == ["ADD"]
-    assert mem.delete_all(user_id="a") == 1
+    assert mem.delete_all(user_id="a").memories == 1
     assert list(mem.list(user_id="a")) == []
     with pytest.raises(NotFoundError):
         mem.history(a3.id)  # a whole-user wipe takes the user's history too
@@ -460,7 +462,7 @@ async def _async_round_trip(path: Path) -> None:
             await am.search("   ", user_id="alice")
         rows = await am.export()
         assert sum(r["type"] == "memory" for r in rows) == 2
-        assert await am.delete_all(user_id="alice") == 2
+        assert (await am.delete_all(user_id="alice")).memories == 2
 
 
 def test_async_memory_round_trip_under_asyncio(db_path: Path) -> None:

@@ -224,7 +224,7 @@ def _three_users(mem: Memory) -> dict[str, list[Any]]:
 def test_delete_all_for_one_user_leaves_the_others_untouched(mem: Memory, db_path: Path) -> None:
     before = _three_users(mem)
     kept = {u: all_records(mem, u) for u in "bc"}
-    assert mem.delete_all(user_id="a") == 3
+    assert mem.delete_all(user_id="a").memories == 3
     for user in "bc":
         assert all_records(mem, user) == kept[user]
         for mode in MODES:
@@ -403,7 +403,7 @@ def test_injection_like_strings_are_plain_data(mem: Memory, db_path: Path, nasty
         mem.list(user_id="u", filters={nasty: 1})
     assert err.value.field is not None and err.value.field.startswith("filters")
 
-    assert mem.delete_all(user_id=nasty) == 1
+    assert mem.delete_all(user_id=nasty).memories == 1
     assert _tables(db_path) >= TABLES
     assert mem.get(honest.id) is not None
     assert raw_rows(db_path, "SELECT COUNT(*) FROM memories") == [(1,)]
@@ -417,7 +417,7 @@ def test_a_fake_user_id_matches_nothing(mem: Memory) -> None:
         assert list(mem.list(user_id=fake)) == []
         with pytest.raises(NotFoundError):
             mem.get(rec.id, user_id=fake)
-        assert mem.delete_all(user_id=fake) == 0
+        assert mem.delete_all(user_id=fake).memories == 0
     assert mem.get(rec.id, user_id="real").content == "the real user likes tea"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -30,6 +31,7 @@ from langgraph.store.base import (
 from langgraph.store.memory import InMemoryStore
 
 from memstrata import Memory, ValidationError
+from memstrata.crypto import EncryptionConfig
 from memstrata.embed import HashingEmbedder
 from memstrata.integrations.langgraph import MemstrataStore
 
@@ -45,11 +47,23 @@ def _reference() -> InMemoryStore:
     return InMemoryStore(index={"dims": embedder.dim, "embed": embed, "fields": FIELDS})
 
 
-@pytest.fixture(params=["memstrata", "reference"])
-def store(request: pytest.FixtureRequest, mem: Memory) -> BaseStore:
+@pytest.fixture(params=["memstrata", "memstrata-encrypted", "reference"])
+def store(request: pytest.FixtureRequest, mem: Memory, tmp_path: Path) -> Iterator[BaseStore]:
     if request.param == "memstrata":
-        return MemstrataStore(mem, index={"fields": FIELDS})
-    return _reference()
+        yield MemstrataStore(mem, index={"fields": FIELDS})
+    elif request.param == "memstrata-encrypted":
+        # Metadata is sealed on an encrypted store: filters and namespace listing must
+        # still work without SQLite's JSON functions.
+        key = bytes(range(32))
+        with Memory(
+            tmp_path / "enc.db",
+            embedder="hashing",
+            extractor=None,
+            encryption=EncryptionConfig(master_key=key),
+        ) as enc:
+            yield MemstrataStore(enc, index={"fields": FIELDS})
+    else:
+        yield _reference()
 
 
 def _keys(items: list[Any]) -> list[str]:

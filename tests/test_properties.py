@@ -610,12 +610,14 @@ def test_delete_all(mem: Memory, user: Any, agent: Any, session: Any) -> None:
         seed(mem, "u1")
         mem.add("In session s I said hello.", user_id="u1", session_id="s", agent_id="a")
         before = all_ids(mem, "u1")
-        ok, removed = attempt(
+        ok, receipt = attempt(
             "delete_all", lambda: mem.delete_all(user_id=user, agent_id=agent, session_id=session)
         )
         check_store(mem)
         if ok:
+            removed = receipt.memories
             assert isinstance(removed, int) and removed >= 0
+            assert receipt.verified, receipt.remaining
             if user == "u1":
                 assert len(before) - len(all_ids(mem, "u1")) == removed
             if user == "u1" and agent is None and session is None:

@@ -2,6 +2,7 @@
 
 from .aio import AsyncMemory
 from .config import RetrievalConfig
+from .deletion import DeletionReceipt
 from .errors import (
     EmbedderError,
     EmbeddingModelMismatchError,
@@ -16,15 +17,18 @@ from .errors import (
     ValidationError,
 )
 from .memory import Memory
+from .memory_md import MarkdownImport
 from .models import HistoryEvent, Hit, MemoryKind, MemoryPage, MemoryRecord, Message
 from .session_api import SessionEnd
 
 __all__ = [
     "AsyncMemory",
+    "DeletionReceipt",
     "EmbedderError",
     "EmbeddingModelMismatchError",
     "HistoryEvent",
     "Hit",
+    "MarkdownImport",
     "Memory",
     "MemoryKind",
     "MemoryPage",

@@ -80,6 +80,9 @@ class AsyncMemory:
     maintain: Callable[..., Any] = _threaded(Memory.maintain)
     # Context assembly for the next model call.
     context: Callable[..., Any] = _threaded(Memory.context)
+    # The person-editable MEMORY.md view.
+    export_markdown: Callable[..., Any] = _threaded(Memory.export_markdown)
+    import_markdown: Callable[..., Any] = _threaded(Memory.import_markdown)
 
     async def export(self, *, user_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """All export rows (see :meth:`Memory.export`), collected in a worker thread."""

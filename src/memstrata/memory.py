@@ -10,15 +10,18 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from . import _validate as v
-from . import transfer
+from . import memory_md, transfer
 from .config import RetrievalConfig, default_db_path
 from .context import ContextAPI
+from .crypto import EncryptionConfig, FieldCipher, KeyRing, resolve_encryption
+from .deletion import DeletionReceipt, delete_scope
 from .embed import get_embedder
 from .embed.base import Embedder
 from .errors import (
     EmbeddingModelMismatchError,
     NotFoundError,
     ScopeRequiredError,
+    StoreError,
     ValidationError,
 )
 from .indexing import embed_records, keyword_terms
@@ -34,6 +37,15 @@ from .models import (
     Message,
     message_hash,
     new_id,
+)
+from .privacy.redact import RedactionConfig
+from .privacy.wiring import (
+    private_facts,
+    redact_metadata,
+    redact_text,
+    report_part,
+    resolve_privacy,
+    with_report,
 )
 from .procedural import ProceduralAPI
 from .retrieval.filters import parse_filter
@@ -96,6 +108,28 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             fallback: :class:`~memstrata.lifecycle.llm_importance.LLMImportance`), or an
             :class:`~memstrata.lifecycle.ImportanceEstimator`. Either way a kind's floor
             (:data:`~memstrata.lifecycle.api.KIND_IMPORTANCE_FLOOR`) applies.
+        privacy: personal data and secrets redacted at write, before anything is
+            hashed, embedded, extracted, summarised or stored
+            (:mod:`memstrata.privacy`): ``"default"`` (default: secrets redacted; card,
+            Chinese ID and IBAN numbers masked to their last four; emails and phone
+            numbers kept), a :class:`~memstrata.privacy.RedactionConfig`, a string such
+            as ``"email=mask,phone=mask"`` or ``"redact"``
+            (:func:`~memstrata.privacy.resolve_privacy`), or ``None`` / ``"off"``. It
+            applies to :meth:`add` (content and metadata), :meth:`update`,
+            :meth:`learn_from_feedback`, :meth:`record_outcome`, working-memory windows
+            and their summaries, and session summaries; not to :meth:`import_rows`,
+            which restores exactly what was exported. Each record reports what was
+            changed in ``metadata["_redacted"]`` (``{"content": {"card": 1}}``).
+        encryption: encryption at rest (AES-256-GCM; :mod:`memstrata.crypto`): an
+            :class:`~memstrata.crypto.EncryptionConfig` (master key or key file), ``True``
+            (the key from ``MEMSTRATA_MASTER_KEY`` or ``MEMSTRATA_MASTER_KEY_FILE``), or
+            ``None``/``False`` (default: plain). Per-user data keys live in the keyring
+            file ``<db>.keys`` (:attr:`keyring`). Only a new, empty store can be made
+            encrypted; an encrypted store cannot be opened without its key.
+
+    Attributes:
+        keyring: the :class:`~memstrata.crypto.KeyRing` of an encrypted store, else
+            ``None``; ``keyring.destroy(user_id)`` crypto-shreds a user.
 
     Raises:
         StoreCorruptError: the file is not a healthy database ("database corrupt: <path>").
@@ -116,8 +150,12 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         sessions: SessionStore | str | None = None,
         lifecycle: LifecycleConfig | None = None,
         importance: ImportanceEstimator | str = "rules",
+        privacy: RedactionConfig | str | bool | None = "default",
+        encryption: EncryptionConfig | bool | None = None,
     ) -> None:
         self.path = parse_db_url(path if path is not None else default_db_path())
+        crypto_config = resolve_encryption(encryption)
+        master_key = crypto_config.load_key() if crypto_config is not None else None
         self.embedder = get_embedder(embedder)
         self.retrieval = retrieval or RetrievalConfig()
         if lifecycle is not None and not isinstance(lifecycle, LifecycleConfig):
@@ -125,12 +163,15 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                 "lifecycle", f"expected a LifecycleConfig, got {type(lifecycle).__name__}"
             )
         self.lifecycle = lifecycle or LifecycleConfig()
+        self.privacy: RedactionConfig | None = resolve_privacy(privacy)
         self._clock = clock or (lambda: datetime.now(UTC))
         self.store = SQLiteStore(self.path, read_only=read_only)
+        self.keyring: KeyRing | None = None
         try:
+            self.keyring = _open_encryption(self.store, crypto_config, master_key)
             self._model_ok = self._check_model(raise_on_mismatch=check_embedder)
         except BaseException:
-            self.store.close()
+            self._close_store()
             raise
         try:
             extractor_ = get_extractor(extractor)
@@ -138,7 +179,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             self.summarizer: Summarizer = get_summarizer(summarizer, extractor=extractor_)
             self.sessions: SessionStore = get_session_store(sessions, self.store)
         except BaseException:
-            self.store.close()
+            self._close_store()
             raise
         # What was built here from a name is closed by close(); objects passed in are not.
         self._owned = [
@@ -288,6 +329,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         records: builtins.list[MemoryRecord] = []
         for i, m in enumerate(msgs):
             meta = {**base_meta, **v.metadata(m.metadata, f"messages[{i}].metadata")}
+            content, meta = self._redact(m.content, meta)  # before hashing and everything
             speaker = m.name
             occurred = m.timestamp or base_time or now
             if expiry is not None and expiry <= occurred:
@@ -298,13 +340,13 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                     + f", got {expiry.isoformat()}",
                 )
             hashed = message_hash(
-                m.content, agent_id, session_id, kind_.value, speaker or m.role,
+                content, agent_id, session_id, kind_.value, speaker or m.role,
                 session_only=session_only,
             )  # fmt: skip
             records.append(
                 MemoryRecord(
                     id=new_id(), user_id=user_id, agent_id=agent_id, session_id=session_id,
-                    kind=kind_, content=m.content, role=m.role, speaker=speaker,
+                    kind=kind_, content=content, role=m.role, speaker=speaker,
                     metadata=meta, created_at=now, updated_at=now,
                     importance=imp if imp is not None else 0.0,  # estimated below
                     occurred_at=occurred, source_ids=[m.id or new_id()], content_hash=hashed,
@@ -324,6 +366,40 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                     estimated[r.content] = max(floor, v.importance(value) or 0.0)
                 records[j] = r.model_copy(update={"importance": estimated[r.content]})
         return records
+
+    def _redact(self, content: str, metadata: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """``content`` and ``metadata`` with :attr:`privacy` applied, the metadata carrying
+        the report (:data:`memstrata.privacy.REDACTED_KEY`); unchanged when privacy is
+        off."""
+        if self.privacy is None:
+            return content, metadata
+        text, found = redact_text(content, self.privacy)
+        meta, found_meta = redact_metadata(metadata, self.privacy)
+        return text, with_report(meta, found, found_meta)
+
+    def _prepare(
+        self,
+        turns: Sequence[MemoryRecord],
+        now: datetime,
+        given: dict[str, builtins.list[ExtractedFact]] | None = None,
+    ) -> builtins.list[Pending]:
+        """:meth:`SemanticLayer.prepare` under :attr:`privacy`: the facts (given ones
+        too) redacted, and those about nothing but a redacted value ("likes [CARD]")
+        dropped."""
+        cfg = self.privacy
+        if cfg is not None and given:
+            given = {rid: private_facts(facts, cfg) for rid, facts in given.items()}
+        pending = self.semantic.prepare(turns, now, given)
+        if cfg is None:
+            return pending
+        out: builtins.list[Pending] = []
+        for p in pending:
+            facts = private_facts(p.facts, cfg)
+            if facts == p.facts:
+                out.append(p)
+            elif facts:
+                out.append(self.semantic.draft(p.turn, facts, now))
+        return out
 
     def _insert(
         self,
@@ -347,7 +423,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         # The same words said again later are stored once, but they restate their facts
         # at the later time (which reopens a fact retracted in between).
         restated, given = self._restatements(records, existing, facts or {})
-        pending = self.semantic.prepare([*new, *restated], now, given)
+        pending = self._prepare([*new, *restated], now, given)
         vec_of, terms = self._index(new, pending)
 
         def write(c: sqlite3.Connection) -> dict[str, MemoryRecord]:
@@ -418,7 +494,9 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         The previous version is kept in :meth:`history` as an ``UPDATE`` event. New
         content of a message is mined for facts again: the facts only its old words
         stated are dropped (a fact they had closed is current again), the new words'
-        facts are resolved as if said at the message's time.
+        facts are resolved as if said at the message's time. New content and metadata
+        are redacted as :meth:`add` redacts them (``Memory(privacy=...)``); the
+        ``"_redacted"`` report keeps the part of what is not changed.
 
         Raises:
             NotFoundError: no such memory (for ``user_id`` when given).
@@ -432,12 +510,28 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         changes: dict[str, Any] = {"updated_at": self.now()}
         if content is not None:
             changes["content"] = v.content(content)
-            changes["content_hash"] = message_hash(
-                content, old.agent_id, old.session_id, old.kind.value, old.speaker or old.role,
-                session_only=old.session_only,
-            )  # fmt: skip
         if metadata is not None:
             changes["metadata"] = v.metadata(metadata)
+        if self.privacy is not None and (content is not None or metadata is not None):
+            # The report's part of what is not new is carried over from the old record.
+            text, found = (
+                redact_text(changes["content"], self.privacy)
+                if content is not None
+                else (old.content, report_part(old.metadata, "content"))
+            )
+            meta, found_meta = (
+                redact_metadata(changes["metadata"], self.privacy)
+                if metadata is not None
+                else (old.metadata, report_part(old.metadata, "metadata"))
+            )
+            if content is not None:
+                changes["content"] = text
+            changes["metadata"] = with_report(meta, found, found_meta)
+        if content is not None:
+            changes["content_hash"] = message_hash(
+                changes["content"], old.agent_id, old.session_id, old.kind.value,
+                old.speaker or old.role, session_only=old.session_only,
+            )  # fmt: skip
         if importance is not None:
             changes["importance"] = v.importance(importance)
         new = old.model_copy(update=changes)
@@ -451,7 +545,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                     "add the change as a message (the fact is then superseded) or delete it",
                 )
         now = changes["updated_at"]
-        pending = self.semantic.prepare([new], now) if content is not None else []
+        pending = self._prepare([new], now) if content is not None else []
         vec_of, terms = self._index([new], pending) if content is not None else ({}, {})
 
         def write(c: sqlite3.Connection) -> None:
@@ -494,54 +588,37 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
 
     def delete_all(
         self, *, user_id: str, agent_id: str | None = None, session_id: str | None = None
-    ) -> int:
-        """Delete every memory in a scope from records, vectors and keyword index.
+    ) -> DeletionReceipt:
+        """Delete every memory in a scope from records, vectors and keyword index, and
+        return a verified :class:`~memstrata.deletion.DeletionReceipt`.
 
-        With only ``user_id``, the user's history, knowledge graph and working-memory
-        windows go too, in the same transaction (nothing of the user remains).
-        With a narrower scope, each deleted memory gets a ``DELETE`` history event.
+        With only ``user_id``, everything of the user goes: records, vectors, keyword
+        index rows, history, knowledge graph, working-memory windows (SQLite or Redis),
+        any other table with a ``user_id`` column, this object's caches and, on an
+        encrypted store, the user's data key. The receipt counts what each table and
+        index lost and re-checks all of them after the commit (:mod:`memstrata.deletion`
+        lists the checks); ``receipt.verified`` is ``True`` when nothing of the user is
+        left. With a narrower scope, each deleted memory gets a ``DELETE`` history event.
 
         Returns:
-            How many memories were removed (with a narrower scope, this includes the
-            records of facts that only the deleted messages stated).
+            The receipt; ``receipt.memories`` is how many memories were removed (with a
+            narrower scope, this includes the records of facts that only the deleted
+            messages stated).
 
         Raises:
             ScopeRequiredError: ``user_id`` missing (a store-wide wipe is never implied).
+            StoreError: the store or the session store failed.
         """
         if user_id is None:
             raise ScopeRequiredError("user_id: delete_all needs a user_id scope")
         user_id = v.scope_id(user_id, "user_id", required=True)
-        scope = Scope(
+        return delete_scope(
+            self,
             user_id,
-            agent_id=v.scope_id(agent_id, "agent_id"),
-            session_id=v.scope_id(session_id, "session_id"),
+            v.scope_id(agent_id, "agent_id"),
+            v.scope_id(session_id, "session_id"),
+            self.now(),
         )
-        where, params = scope_where(scope)
-        whole_user = scope.agent_id is None and scope.session_id is None
-        now = self.now()
-
-        def write(c: sqlite3.Connection) -> int:
-            gone = self.store.delete_where(c, f"user_id = ? AND {where}", [user_id, *params])
-            if whole_user:
-                # The user's generation counter stays (and was bumped): resetting it would
-                # let other processes' vector caches mistake new vectors for old ones.
-                self.store.delete_user_history(c, user_id)
-                self.semantic.graph.delete_user(c, user_id)
-                if isinstance(self.sessions, SQLiteSessionStore):
-                    self.sessions.delete_user(user_id, c)
-            else:
-                for _rowid, mid, uid in gone:
-                    self.store.add_history(c, mid, uid, "DELETE", None, None, now)
-                # Facts only these messages stated go with them (their records too).
-                return len(gone) + len(
-                    self.semantic.forget(c, user_id, [mid for _r, mid, _u in gone], now)
-                )
-            return len(gone)
-
-        removed = self.store.transact(write)
-        if whole_user and not isinstance(self.sessions, SQLiteSessionStore):
-            self.sessions.delete_user(user_id)  # another server: after the store's commit
-        return removed
 
     # -- read --------------------------------------------------------------------------
 
@@ -633,6 +710,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             session_id=v.scope_id(session_id, "session_id"),
             kinds=tuple(v.kind(k, "kinds").value for k in kinds) if kinds else None,
             filter=parse_filter(filters) if filters else None,
+            encrypted=self.store.crypto is not None,
         )
 
     def get(self, memory_id: str, *, user_id: str | None = None) -> MemoryRecord:
@@ -783,7 +861,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             by_id = {r.id: r for r in self.store.select(f"id IN ({','.join('?' * len(ids))})", ids)}
             turns = [by_id[i] for i in ids if i in by_id]
             now = self.now()
-            pending = self.semantic.prepare(turns, now)
+            pending = self._prepare(turns, now)
             vec_of, terms = self._index([], pending)  # the messages keep their vectors
 
             def write(
@@ -836,6 +914,33 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         """
         return transfer.import_rows(self, rows, progress=progress)
 
+    def export_markdown(self, *, user_id: str) -> str:
+        """One user's memories as ``MEMORY.md``, a Markdown file a person can read and
+        edit: sections per kind (profile and preferences, facts with their validity,
+        episodic memories by day, procedural strategies, summaries), each item marked
+        with its id in an HTML comment. The format is in :mod:`memstrata.memory_md`.
+
+        Raises:
+            ValidationError: ``user_id`` is not a valid id.
+        """
+        return memory_md.render_markdown(self, v.scope_id(user_id, "user_id", required=True))
+
+    def import_markdown(self, text: str, *, user_id: str) -> memory_md.MarkdownImport:
+        """Apply a person's edits of :meth:`export_markdown`'s file: an edited item
+        updates its memory (history kept; an edited fact is replaced), a removed item
+        deletes it, a new bullet without an id adds one (rules in
+        :mod:`memstrata.memory_md`).
+
+        Returns:
+            What was added, updated, deleted, replaced and skipped.
+
+        Raises:
+            ValidationError: the file is malformed (nothing is written) or another
+                user's.
+        """
+        user_id = v.scope_id(user_id, "user_id", required=True)
+        return memory_md.apply_markdown(self, text, user_id)
+
     def close(self) -> None:
         """Close the store, and what this object opened from names: an LLM extractor's or
         summariser's HTTP client, a Redis session store's connection (objects passed in
@@ -846,7 +951,14 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                 if callable(closer):
                     closer()
         finally:
+            self._close_store()
+
+    def _close_store(self) -> None:
+        try:
             self.store.close()
+        finally:
+            if self.keyring is not None:
+                self.keyring.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -856,6 +968,48 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
 
     def __repr__(self) -> str:
         return f"Memory({self.path!r}, embedder={self.embedder.name!r})"
+
+
+def _open_encryption(
+    store: SQLiteStore, config: EncryptionConfig | None, master_key: bytes | None
+) -> KeyRing | None:
+    """Check the store against the encryption setting and, when on, open its keyring
+    and give the store its cipher; nothing is written when a check fails.
+
+    Raises:
+        StoreError: an encrypted store opened without a key, a plain store with data
+            opened with one, or a keyring missing or not this store's.
+        ValidationError: the wrong master key (field ``"encryption"``).
+    """
+    mark = store.encryption_mark()
+    if config is None or master_key is None:
+        if mark is not None:
+            raise StoreError(
+                f"{store.path} is encrypted: open it with its master key "
+                "(Memory(encryption=...), or MEMSTRATA_MASTER_KEY / MEMSTRATA_MASTER_KEY_FILE)"
+            )
+        return None
+    if mark is None and not store.is_empty():
+        raise StoreError(
+            f"{store.path} is a plain (unencrypted) store with data in it; encryption cannot "
+            "be turned on for it (migrating a plain store is not supported)"
+        )
+    if config.keyring_path is not None:
+        ring_path = os.fspath(config.keyring_path)
+    else:
+        ring_path = ":memory:" if store.path == ":memory:" else f"{store.path}.keys"
+    if mark is not None and ring_path != ":memory:" and not os.path.exists(ring_path):
+        raise StoreError(
+            f"{store.path} is encrypted but its keyring {ring_path} is missing: without it "
+            "the data cannot be decrypted"
+        )
+    keyring = KeyRing(ring_path, master_key, read_only=store.read_only)
+    try:
+        store.use_encryption(FieldCipher(keyring), keyring.keyring_id)
+    except BaseException:
+        keyring.close()
+        raise
+    return keyring
 
 
 def _importance_estimator(spec: ImportanceEstimator | str) -> ImportanceEstimator:

@@ -340,7 +340,9 @@ class ProceduralAPI:
         Stored as one ``procedural`` memory (role ``assistant``) whose content reads
         ``"Task: …\\nStrategy: …\\nOutcome: success|failure[\\nDetail: …]"`` and whose
         metadata holds ``task``, ``strategy``, ``success``, ``detail`` (when given) and
-        ``outcome_id`` over the caller's ``metadata``.
+        ``outcome_id`` over the caller's ``metadata``. Personal data and secrets in the
+        task, strategy, detail and metadata are redacted first, as ``Memory(privacy=...)``
+        says (the outcome's strategy is then identified by its redacted text).
 
         Args:
             user_id: the tenant; required.

@@ -207,8 +207,9 @@ class SessionAPI:
         ``session_id`` and ``agent_id``, ``occurred_at`` the time of its last turn) whose
         ``source_ids`` are the ids of the turns it covers and whose metadata reads
         ``{"session_summary": true, "turns": N, "started_at": ISO, "ended_at": ISO,
-        "summarizer": NAME, "encoding": NAME}``. It summarises the session's stored
-        episodic turns not covered by an earlier summary (session-only ones and
+        "summarizer": NAME, "encoding": NAME}``; its text is redacted as
+        ``Memory(privacy=...)`` says, whatever the summariser wrote. It summarises the
+        session's stored episodic turns not covered by an earlier summary (session-only ones and
         summaries excluded), oldest first, labelled with their roles, after the running
         summaries of the closed windows; it is searchable like any memory and no facts
         are extracted from it.

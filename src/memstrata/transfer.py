@@ -12,14 +12,22 @@ A ``session`` row is one window: ``user_id``, ``session_id``, ``agent_id``,
 ``messages`` (oldest first, each ``{"id", "role", "content", "created_at", "pinned",
 "archived_id"}``).
 
-Versions: 1 (no graph rows), 2 (no session rows, no ``session_only`` field) and 3 (the
-current one) are read.
+A ``fact`` row may carry ``stated_at``: ``{source_id: ISO time}`` for the sources that
+stated the fact for another time than its ``valid_from`` (a restatement that placed it
+differently), so that provenance round-trips exactly.
+
+A window's ``updated_at`` (when it was last saved) is not exported: an imported window
+counts as saved at the import.
+
+Versions: 1 (no graph rows), 2 (no session rows, no ``session_only`` field), 3 (no
+``stated_at`` on facts) and 4 (the current one) are read.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
@@ -37,6 +45,7 @@ from .models import (
     to_utc,
     validate_text_value,
 )
+from .store.connection import from_iso, iso
 from .tokens import resolve_encoding
 from .working import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS, WindowState, WorkingMessage
 
@@ -45,9 +54,10 @@ if TYPE_CHECKING:
 
 __all__ = ["EXPORT_VERSION", "export_rows", "import_rows"]
 
-#: The export format written; 1 (no graph rows), 2 (no windows) and 3 are read.
-EXPORT_VERSION = 3
-_READ_VERSIONS = (1, 2, 3)
+#: The export format written; 1 (no graph rows), 2 (no windows), 3 (no ``stated_at``)
+#: and 4 are read.
+EXPORT_VERSION = 4
+_READ_VERSIONS = (1, 2, 3, 4)
 _ROW_TYPES = ("header", "memory", "entity", "fact", "session", "history")
 
 
@@ -73,8 +83,15 @@ def export_rows(mem: Memory, *, user_id: str | None = None) -> Iterator[dict[str
         # The row's "type" is the row kind, so the entity's own type is "entity_type".
         body = entity.model_dump(mode="json")
         yield {"type": "entity", "entity_type": body.pop("type"), **body}
+    stated = _stated_at(mem, uid)
     for fact in mem.semantic.graph.export_facts(uid):
-        yield {"type": "fact", **fact.model_dump(mode="json")}
+        row = {"type": "fact", **fact.model_dump(mode="json")}
+        when = {
+            source: at for source, at in stated.get(fact.id, {}).items() if at != fact.valid_from
+        }
+        if when:
+            row["stated_at"] = {source: at.isoformat() for source, at in sorted(when.items())}
+        yield row
     for state in _windows(mem, uid):
         yield {"type": "session", **_window_row(state)}
     for event in mem.store.history_rows(uid):
@@ -106,6 +123,7 @@ def import_rows(
     records: list[MemoryRecord] = []
     entities: list[Entity] = []
     facts: list[tuple[int, Fact]] = []
+    stated: dict[str, dict[str, datetime]] = {}
     events: list[HistoryEvent] = []
     event_rows: list[int] = []
     windows: list[WindowState] = []
@@ -127,7 +145,10 @@ def import_rows(
                 v.scope_id(entity.user_id, f"rows[{n}].user_id", required=True)
                 entities.append(entity)
             elif row["type"] == "fact":
+                when = body.pop("stated_at", None)
                 fact = Fact.model_validate(body)
+                if when is not None:
+                    stated[fact.id] = _stated_from_row(when, fact, f"rows[{n}].stated_at")
                 v.scope_id(fact.user_id, f"rows[{n}].user_id", required=True)
                 facts.append((n, fact))
             elif row["type"] == "session":
@@ -191,9 +212,18 @@ def import_rows(
             mem.semantic.graph.import_entity(c, entity)
         for n, fact in facts:
             try:
-                mem.semantic.graph.import_fact(c, fact)
+                new = mem.semantic.graph.import_fact(c, fact)
             except ValidationError as exc:
                 raise ValidationError(f"rows[{n}].{exc.field}", exc.message) from None
+            if new and fact.id in stated:
+                c.executemany(
+                    "UPDATE fact_sources SET stated_at = ? "
+                    "WHERE user_id = ? AND fact_id = ? AND source_id = ?",
+                    [
+                        (iso(at), fact.user_id, fact.id, source)
+                        for source, at in stated[fact.id].items()
+                    ],
+                )
         for e in events:
             if e.memory_id not in skipped:
                 mem.store.insert_history(c, e)
@@ -254,6 +284,38 @@ def _windows(mem: Memory, user_id: str | None) -> Iterator[WindowState]:
             state = mem.sessions.load(user, info.session_id, info.agent_id)
             if state is not None:
                 yield state
+
+
+def _stated_at(mem: Memory, user_id: str | None) -> dict[str, dict[str, datetime]]:
+    """``{fact_id: {source_id: stated_at}}`` of one user's facts (or every user's)."""
+    where, params = ("user_id = ?", [user_id]) if user_id is not None else ("1", [])
+    out: dict[str, dict[str, datetime]] = {}
+    for fact_id, source, at in mem.store.read(
+        f"SELECT fact_id, source_id, stated_at FROM fact_sources WHERE {where}", params
+    ):
+        when = from_iso(at)
+        if when is not None:
+            out.setdefault(str(fact_id), {})[str(source)] = when
+    return out
+
+
+def _stated_from_row(value: Any, fact: Fact, where: str) -> dict[str, datetime]:
+    """A fact row's ``stated_at``: a mapping of the fact's own source ids to times.
+
+    Raises:
+        ValidationError: naming ``where`` (and the source id).
+    """
+    if not isinstance(value, dict):
+        raise ValidationError(where, "expected an object of source id → ISO time")
+    out: dict[str, datetime] = {}
+    for source, at in value.items():
+        if source not in fact.source_ids:
+            raise ValidationError(f"{where}.{source}", "not one of the fact's source_ids")
+        when = to_utc(at, f"{where}.{source}")
+        if when is None:
+            raise ValidationError(f"{where}.{source}", "expected an ISO-8601 time")
+        out[source] = when
+    return out
 
 
 def _window_row(state: WindowState) -> dict[str, Any]:

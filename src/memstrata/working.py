@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from . import _validate as v
 from .errors import NotFoundError, ValidationError
 from .models import new_id
+from .privacy.redact import redact
 from .store.connection import SQLiteConnection, from_iso, iso
 from .summarizers import ExtractiveSummarizer
 from .tokens import (
@@ -257,10 +258,18 @@ class SQLiteSessionStore:
         if not rows:
             return None
         budget, encoding, summary, rounds, evicted = rows[0][:5]
+        crypto = getattr(self.conn, "crypto", None)  # an encrypted store (memstrata.crypto)
+        where = f"{agent_id or ''}\x00{session_id}"
+        if crypto is not None:
+            summary = crypto.decrypt(user_id, "working_sessions.summary", where, summary)
         messages = []
         for mid, role, content, created, pinned, archived in (r[5:] for r in rows):
             if mid is None:  # a window with no messages (LEFT JOIN)
                 continue
+            if crypto is not None:
+                content = crypto.decrypt(
+                    user_id, "working_messages.content", f"{where}\x00{mid}", content
+                )
             at = from_iso(created)
             assert at is not None
             messages.append(WorkingMessage(mid, role, content, at, bool(pinned), archived))
@@ -273,6 +282,15 @@ class SQLiteSessionStore:
     def save(self, state: WindowState) -> None:
         key = (state.user_id, state.agent_id or "", state.session_id)
         stamp = iso(datetime.now(UTC))
+        crypto = getattr(self.conn, "crypto", None)  # an encrypted store (memstrata.crypto)
+        where = f"{key[1]}\x00{key[2]}"
+        summary, contents = state.summary, [m.content for m in state.messages]
+        if crypto is not None:
+            summary = crypto.encrypt(key[0], "working_sessions.summary", where, summary)
+            contents = [
+                crypto.encrypt(key[0], "working_messages.content", f"{where}\x00{m.id}", text)
+                for m, text in zip(state.messages, contents, strict=True)
+            ]
 
         def run(c: sqlite3.Connection) -> None:
             c.execute(
@@ -282,7 +300,7 @@ class SQLiteSessionStore:
                 "summary = excluded.summary, summary_rounds = excluded.summary_rounds, "
                 "evicted_count = excluded.evicted_count, "
                 "updated_at = excluded.updated_at",
-                (*key, state.budget_tokens, state.encoding, state.summary,
+                (*key, state.budget_tokens, state.encoding, summary,
                  state.summary_rounds, state.evicted_count, stamp),
             )  # fmt: skip
             c.execute(
@@ -293,9 +311,9 @@ class SQLiteSessionStore:
             c.executemany(
                 "INSERT INTO working_messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (*key, i, m.id, m.role, m.content, iso(m.created_at), int(m.pinned),
+                    (*key, i, m.id, m.role, text, iso(m.created_at), int(m.pinned),
                      m.archived_id)
-                    for i, m in enumerate(state.messages)
+                    for i, (m, text) in enumerate(zip(state.messages, contents, strict=True))
                 ],
             )  # fmt: skip
 
@@ -602,7 +620,8 @@ class WorkingMemory:
 
         Args:
             role: ``"user"``, ``"assistant"``, ``"system"`` or ``"tool"``.
-            content: non-blank text.
+            content: non-blank text; personal data and secrets in it are redacted as
+                the memory's ``privacy`` setting says before it is held.
             pin: keep it through every compaction (see :meth:`pin`).
             timestamp: when it was said (naive → UTC); default: the memory's clock.
 
@@ -619,6 +638,8 @@ class WorkingMemory:
         if role not in _ROLES:
             raise ValidationError("role", f"must be one of {', '.join(_ROLES)}, got {role!r}")
         content = v.content(content, "content")
+        if self._mem.privacy is not None:  # before it is held, counted or archived
+            content = redact(content, self._mem.privacy).text
         if not isinstance(pin, bool):
             raise ValidationError("pin", f"must be a bool, got {type(pin).__name__}")
         at = v.time(timestamp, "timestamp") or self._mem.now()
@@ -804,6 +825,8 @@ class WorkingMemory:
         room = budget - REPLY_PRIMER_TOKENS - sum(self._cost(m) for m in kept)
         target = min(summary_cap, room) - self._summary_cost("x") + self.counter.count("x")
         new_summary, rounds = self._fold(summary, evicted, target)
+        if new_summary and self._mem.privacy is not None:  # a summariser may restate
+            new_summary = redact(new_summary, self._mem.privacy).text
         # Tokens can merge across the prefix boundary; trim until the message fits the room.
         while new_summary and self._summary_cost(new_summary) > room:
             excess = self._summary_cost(new_summary) - room

@@ -125,10 +125,14 @@ def test_delete_all_by_scope_then_whole_user(api: httpx.Client) -> None:
     add(api, "u-del", content="keep me", session_id="k")
     add(api, "u-del", content="drop me", session_id="d")
     r = api.delete("/v1/users/u-del/memories", params={"session_id": "d"})
-    assert r.status_code == 200 and r.json() == {"count": 1}
+    assert r.status_code == 200 and r.json()["count"] == r.json()["deleted"] == 1
+    assert r.json()["verified"] is True and r.json()["whole_user"] is False
     left = api.get("/v1/users/u-del/memories").json()["items"]
     assert [m["content"] for m in left] == ["keep me"]
-    assert api.delete("/v1/users/u-del/memories").json()["count"] >= 1
+    receipt = api.delete("/v1/users/u-del/memories").json()
+    assert receipt["count"] >= 1 and receipt["verified"] is True
+    assert receipt["removed"]["memories"] == receipt["count"]
+    assert not any(receipt["remaining"].values())
     assert api.get("/v1/users/u-del/memories").json()["items"] == []
     assert api.get("/v1/users/u-del/stats").json()["memories"] == 0
 

@@ -176,8 +176,10 @@ def test_forget_asks_first_and_reports_the_count(db: Path) -> None:
     confirmed = cli(db, "forget", "--user", "alice", input="y\n")
     assert confirmed.exit_code == 0, confirmed.output
     assert "removed 2 memories" in confirmed.stdout
+    assert "nothing left" in confirmed.stdout  # the receipt's verification
     assert ok(db, "list", "--user", "alice")["items"] == []
-    assert ok(db, "forget", "--user", "bob", "--yes") == {"removed": 1}
+    out = ok(db, "forget", "--user", "bob", "--yes")
+    assert out["removed"] == 1 and out["receipt"]["verified"] is True
 
 
 def test_stats(db: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  (importing registers the commands)
     context_commands,
+    keys_commands,
     lifecycle_commands,
     maintain_commands,
     mcp_commands,

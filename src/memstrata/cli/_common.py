@@ -8,6 +8,7 @@ importing the package yields the complete command line.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from typer.core import TyperGroup
 
 from .. import __version__
 from ..config import settings_from_env
+from ..crypto import env_requests_encryption
 from ..errors import MemstrataError, UsageError, ValidationError
 from ..memory import Memory
 from ..models import MemoryRecord
@@ -73,6 +75,7 @@ class _State:
     json: bool
     out: Console
     err: Console
+    privacy: str = "default"
 
 
 def _version(value: bool) -> None:
@@ -100,6 +103,14 @@ def _root(
             help="Fact extractor: rules, llm or none.", show_default="$MEMSTRATA_EXTRACTOR or rules"
         ),
     ] = None,
+    privacy: Annotated[
+        str | None,
+        typer.Option(
+            help="PII redaction at write: default, off, redact, mask, or type=action "
+            "pairs (e.g. email=mask,phone=mask).",
+            show_default="$MEMSTRATA_PRIVACY or default",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")] = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
@@ -114,7 +125,27 @@ def _root(
         json=as_json,
         out=Console(),
         err=Console(stderr=True),
+        privacy=_privacy(privacy),
     )
+
+
+def _privacy(option: str | None) -> str:
+    """``--privacy``, else ``$MEMSTRATA_PRIVACY``, else ``"default"``; checked now so that
+    a typo fails before any store is opened.
+
+    Raises:
+        ValidationError: naming ``--privacy`` or ``MEMSTRATA_PRIVACY``.
+    """
+    from ..privacy import resolve_privacy
+
+    if option is not None:
+        resolve_privacy(option, "--privacy")
+        return option
+    env = os.environ.get("MEMSTRATA_PRIVACY", "").strip()
+    if env:
+        resolve_privacy(env, "MEMSTRATA_PRIVACY")
+        return env
+    return "default"
 
 
 def _state(ctx: typer.Context) -> _State:
@@ -132,6 +163,9 @@ def _open(state: _State, *, check_embedder: bool = True, extract: bool = False) 
         check_embedder=check_embedder,
         extractor=state.extractor if extract else None,
         sessions=state.sessions,
+        privacy=state.privacy,
+        # Encryption at rest when MEMSTRATA_MASTER_KEY or MEMSTRATA_MASTER_KEY_FILE is set.
+        encryption=True if env_requests_encryption() else None,
     )
 
 

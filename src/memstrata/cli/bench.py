@@ -290,3 +290,77 @@ def dedup(
     )
     if quiet:
         _emit(result)
+
+
+@bench_app.command()
+def scale(
+    ctx: typer.Context,
+    n: Annotated[
+        list[int] | None,
+        typer.Option("--n", min=1, help="Memories in all (repeatable: 10000, 100000, 1000000)."),
+    ] = None,
+    users: Annotated[int, typer.Option(min=1, help="Small users sharing the rest.")] = 1000,
+    big_user: Annotated[
+        int | None,
+        typer.Option(min=0, help="Memories of the one big user.", show_default="min(100k, n/2)"),
+    ] = None,
+    backend: Annotated[Literal["sqlite"], typer.Option(help="Store backend.")] = "sqlite",
+    queries: Annotated[int, typer.Option(min=1, help="Timed searches per group.")] = 200,
+    batch: Annotated[int, typer.Option(min=1, help="Messages per add call.")] = 100,
+    seed: Annotated[int, typer.Option(help="Data seed.")] = 0,
+    extractor: Annotated[
+        Literal["none", "rules"], typer.Option(help="Fact extractor while adding.")
+    ] = "none",
+    embedder_sample: Annotated[
+        int, typer.Option(min=0, help="Texts to time the real embedder on (0: skip).")
+    ] = 32,
+    ann_threshold: Annotated[
+        int | None,
+        typer.Option(min=0, help="Vectors above which a user's search uses the ANN index."),
+    ] = None,
+    workdir: WorkdirOpt = None,
+    out: OutOpt = None,
+    plot: PlotOpt = None,
+) -> None:
+    """Scale: add throughput, search p50/p95/p99 (excluding the embedder), store size and
+    memory at N memories over many users and one big user, with structured synthetic
+    vectors; the real embedder is timed apart on a small sample."""
+    from ..bench.scale import plot_scale, print_scale, run_scale
+    from ..retrieval.ann import AnnConfig
+
+    state = _state(ctx)
+    sizes = n or [10_000]
+    ann = AnnConfig() if ann_threshold is None else AnnConfig(threshold=ann_threshold)
+    runs = []
+    for i, size in enumerate(sizes):
+        runs.append(
+            run_scale(
+                size,
+                users=users,
+                big_user=big_user,
+                backend=backend,
+                queries=queries,
+                batch=batch,
+                seed=seed,
+                extractor=extractor,
+                embedder_sample=embedder_sample if i == 0 else 0,
+                embedder_model=state.embedder,
+                ann=ann,
+                workdir=None if workdir is None else workdir / f"n{size}",
+                show_progress=not state.json,
+            )
+        )
+    document = {"benchmark": "scale", "runs": runs}
+    if out is not None:
+        from ..bench._harness import write_json
+
+        try:
+            write_json(document, out)
+        except OSError as exc:
+            raise ValidationError("--out", f"cannot write {out}: {exc.strerror}") from exc
+    if plot is not None:
+        plot_scale(runs, plot)
+    if state.json:
+        return _emit(document)
+    for result in runs:
+        print_scale(result, console=state.out)

@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import IO, Annotated, Any, Literal
 
 import typer
 
@@ -214,10 +214,19 @@ def forget(
     if not yes:
         typer.confirm(f"Delete every memory of user {user!r}?", abort=True, err=True)
     with _open(state, check_embedder=False) as mem:
-        removed = mem.delete_all(user_id=user, agent_id=agent, session_id=session)
+        receipt = mem.delete_all(user_id=user, agent_id=agent, session_id=session)
     if state.json:
-        return _emit({"removed": removed})
-    _say(state.out, f"removed {removed} memories")
+        return _emit({"removed": receipt.memories, "receipt": receipt.model_dump(mode="json")})
+    _say(state.out, f"removed {receipt.memories} memories")
+    counts = ", ".join(f"{k} {n}" for k, n in receipt.removed.items() if n)
+    _say(state.out, f"removed per table and index: {counts or 'nothing'}")
+    left = {k: n for k, n in receipt.remaining.items() if n}
+    if receipt.verified:
+        checks = len(receipt.remaining)
+        _say(state.out, f"verified: {checks} checks after the commit found nothing left")
+    else:
+        _say(state.err, f"NOT verified: still found {left}")
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -251,6 +260,9 @@ def stats(ctx: typer.Context, user: OptUserOpt = None) -> None:
     _fields(state, result)
 
 
+ExportFormat = Literal["jsonl", "markdown"]
+
+
 @app.command()
 def export(
     ctx: typer.Context,
@@ -258,9 +270,30 @@ def export(
     out: Annotated[
         Path | None, typer.Option(dir_okay=False, help="Output file.", show_default="stdout")
     ] = None,
+    format_: Annotated[
+        ExportFormat,
+        typer.Option(
+            "--format",
+            help="jsonl: every record, fact, window and history event (re-importable "
+            "exactly); markdown: a MEMORY.md a person can read and edit (needs --user).",
+        ),
+    ] = "jsonl",
 ) -> None:
-    """Write memories and their history as JSON Lines."""
+    """Write memories and their history as JSON Lines, or one user's MEMORY.md."""
     state = _state(ctx)
+    if format_ == "markdown":
+        if user is None:
+            raise ValidationError("--user", "--format markdown exports one user: name them")
+        with _open(state, check_embedder=False) as mem:
+            text = mem.export_markdown(user_id=user)
+        if out is None:
+            sys.stdout.write(text)
+            return
+        _write_text(out, text)
+        if state.json:
+            return _emit({"exported": "markdown", "path": str(out)})
+        _say(state.err, f"wrote MEMORY.md of {user} to {out}")
+        return
     with _open(state, check_embedder=False) as mem:
         if out is None:
             for row in mem.export(user_id=user):
@@ -270,6 +303,16 @@ def export(
     if state.json:
         return _emit({"exported": count, "path": str(out)})
     _say(state.err, f"exported {count} rows to {out}")
+
+
+def _write_text(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with _open_file(partial, "w", "--out") as fh:
+            fh.write(text)
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
@@ -288,16 +331,54 @@ def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> int:
     return count
 
 
+ImportFormat = Literal["auto", "jsonl", "markdown"]
+
+
 @app.command("import")
 def import_(
     ctx: typer.Context,
     file: Annotated[
         Path,
-        typer.Argument(dir_okay=False, allow_dash=True, help="JSON Lines; - for stdin."),
+        typer.Argument(
+            dir_okay=False, allow_dash=True, help="JSON Lines or MEMORY.md; - for stdin."
+        ),
     ],
+    user: OptUserOpt = None,
+    format_: Annotated[
+        ImportFormat,
+        typer.Option("--format", help="auto: markdown for a .md file, else jsonl."),
+    ] = "auto",
 ) -> None:
-    """Load rows written by export (same ids, times, metadata, history)."""
+    """Load rows written by export (same ids, times, metadata, history), or apply the
+    edits of a MEMORY.md to --user's memories."""
     state = _state(ctx)
+    markdown = format_ == "markdown" or (
+        format_ == "auto" and file.suffix.lower() in (".md", ".markdown")
+    )
+    if markdown:
+        if user is None:
+            raise ValidationError("--user", "a MEMORY.md is applied to one user: name them")
+        if str(file) == "-":
+            text = sys.stdin.read()
+        else:
+            with _open_file(file, "r", "FILE") as fh:
+                try:
+                    text = fh.read()
+                except UnicodeDecodeError as exc:
+                    raise ValidationError(str(file), f"not UTF-8 text ({exc.reason})") from exc
+        with _open(state, extract=True) as mem:
+            result = mem.import_markdown(text, user_id=user)
+        if state.json:
+            return _emit(result.model_dump(mode="json"))
+        _say(
+            state.out,
+            f"added {len(result.added)}, updated {len(result.updated)}, deleted "
+            f"{len(result.deleted)}, replaced {len(result.replaced)} facts, unchanged "
+            f"{result.unchanged}, skipped {len(result.skipped)}",
+        )
+        for skip in result.skipped:
+            _say(state.err, f"skipped line {skip['line']} ({skip['id']}): {skip['reason']}")
+        return
     rows = _read_rows(file)
     with _open(state) as mem, _progress(state, "importing") as progress:
         count = mem.import_rows(rows, progress=progress)

@@ -94,6 +94,7 @@ def serve(
         extractor=extractor or state.extractor,
         max_body_bytes=max_body_bytes,
         maintain_every_s=every,
+        privacy=state.privacy,
     )
     if not settings.auth and not insecure_no_auth and not is_loopback(host):
         raise ValidationError(

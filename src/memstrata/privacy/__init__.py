@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from .detectors import PIIType
 from .redact import Action, Finding, RedactionConfig, RedactionResult, redact, redact_data
+from .wiring import REDACTED_KEY, resolve_privacy
 
 __all__ = [
+    "REDACTED_KEY",
     "Action",
     "Finding",
     "PIIType",
@@ -14,4 +16,5 @@ __all__ = [
     "RedactionResult",
     "redact",
     "redact_data",
+    "resolve_privacy",
 ]

@@ -247,16 +247,16 @@ def _phones(text: str) -> Iterator[Span]:
 # -- registry ----------------------------------------------------------------------------
 
 
+_DIGIT_RUNS: dict[int, re.Pattern[str]] = {}
+
+
 def _has_run_of_digits(text: str, n: int) -> bool:
-    run = 0
-    for ch in text:
-        if "0" <= ch <= "9":
-            run += 1
-            if run >= n:
-                return True
-        elif ch not in " -.()":
-            run = 0
-    return False
+    """Whether ``text`` holds ``n`` ASCII digits in a row, separators `` -.()`` between
+    them allowed (a regex: a scan in Python per character cost ~30 µs a message)."""
+    pattern = _DIGIT_RUNS.get(n)
+    if pattern is None:
+        pattern = _DIGIT_RUNS[n] = re.compile(rf"[0-9](?:[ \-.()]*[0-9]){{{n - 1}}}")
+    return pattern.search(text) is not None
 
 
 Detector = Callable[[str], Iterator[Span]]

@@ -34,6 +34,8 @@ unfiltered result.
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import operator
 import re
@@ -54,6 +56,9 @@ __all__ = [
     "Or",
     "Scalar",
     "compile_sqlite",
+    "compile_udf",
+    "filter_from_json",
+    "filter_to_json",
     "matches",
     "parse_filter",
 ]
@@ -411,3 +416,54 @@ def _fixed_type(value: Scalar) -> str:
 
 def _marks(values: list[Any]) -> str:
     return ", ".join("?" * len(values))
+
+
+# ------------------------------------------------- encrypted stores: Python in SQL
+
+
+def filter_to_json(f: Filter) -> str:
+    """``f`` as canonical JSON filter text that :func:`parse_filter` reads back to ``f``."""
+    return json.dumps(_to_raw(f), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _to_raw(f: Filter) -> Any:
+    if isinstance(f, And):
+        return {"and": [_to_raw(i) for i in f.items]}
+    if isinstance(f, Or):
+        return {"or": [_to_raw(i) for i in f.items]}
+    if isinstance(f, Not):
+        return {"not": _to_raw(f.item)}
+    value = list(f.value) if isinstance(f.value, tuple) else f.value
+    return {f.key: {f.op.value: value}}
+
+
+@functools.lru_cache(maxsize=256)
+def filter_from_json(text: str) -> Filter:
+    """Parse filter text made by :func:`filter_to_json` (cached: an SQL function calls
+    this once per row).
+
+    Raises:
+        ValidationError: malformed filter text.
+    """
+    return parse_filter(json.loads(text))
+
+
+def compile_udf(f: Filter, prefix: str = "") -> tuple[str, list[Any]]:
+    """``f`` as a call of the SQL function ``ms_filter(user_id, id, metadata, filter)``
+    that an encrypted store registers on its connection: it decrypts each row's metadata
+    and evaluates ``f`` with :func:`matches` (SQL's JSON functions cannot read sealed
+    metadata). Same semantics as :func:`compile_sqlite`.
+
+    Args:
+        f: a parsed filter.
+        prefix: the ``memories`` table alias with its dot (``"m."``) or ``""``.
+
+    Raises:
+        ValidationError: ``prefix`` is not an identifier followed by a dot.
+    """
+    if prefix and (not prefix.endswith(".") or not _COLUMN.match(prefix[:-1])):
+        raise ValidationError("prefix", f"not an SQL table alias: {prefix!r}")
+    return (
+        f"ms_filter({prefix}user_id, {prefix}id, {prefix}metadata, ?)",
+        [filter_to_json(f)],
+    )

@@ -2,12 +2,14 @@
 
 The flow (DESIGN.md, "Flow of one turn"): candidates come from exact cosine search over
 the user's vectors (cached in process, reloaded when the store's per-user generation
-changes) and from BM25 over the FTS5 keyword index; both are fused into a relevance in
-[0, 1] and reranked with importance, recency and access counts; the result is scaled
-by the memory's retention (:mod:`memstrata.lifecycle.retention`:
-``score · (1 - w + w · retention)``, ``w = LifecycleConfig.ranking_weight``), and the
-sources of a consolidation are downweighted by ``LifecycleConfig.consolidated_weight``
-when the semantic record that consolidates them is in the search's scope.
+changes; beyond ``AnnConfig.threshold`` vectors, proposed by an ANN index and rescored
+exactly, :mod:`memstrata.retrieval.ann`) and from BM25 over the FTS5 keyword index;
+both are fused into a relevance in [0, 1] and reranked with importance, recency and
+access counts; the result is scaled by the memory's retention
+(:mod:`memstrata.lifecycle.retention`: ``score · (1 - w + w · retention)``,
+``w = LifecycleConfig.ranking_weight``), and the sources of a consolidation are
+downweighted by ``LifecycleConfig.consolidated_weight`` when the semantic record that
+consolidates them is in the search's scope.
 Expired (own ``expires_at`` or the kind's TTL), archived and merged records are never
 candidates (:func:`active_where`).
 Returned hits are counted as accesses, which reinforces them
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -34,8 +37,9 @@ from ..store.graph import GraphStore, normalize_name
 from ..store.sqlite import RankSignals, SQLiteStore
 from ..textproc import fts_match_expression, query_terms
 from . import fusion
+from .ann import AnnConfig, UserAnn, ann_candidates
 from .bm25 import bm25_scores, idf
-from .filters import Filter, compile_sqlite
+from .filters import Filter, compile_sqlite, compile_udf
 
 __all__ = [
     "Scope",
@@ -59,6 +63,8 @@ class Scope:
     session_id: str | None = None
     kinds: tuple[str, ...] | None = None
     filter: Filter | None = None
+    #: The store is encrypted: the metadata filter runs in Python on decrypted metadata.
+    encrypted: bool = False
 
 
 def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
@@ -76,7 +82,11 @@ def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
         parts.append(f"{prefix}kind IN ({','.join('?' * len(scope.kinds))})")
         params.extend(scope.kinds)
     if scope.filter is not None:
-        sql, fparams = compile_sqlite(scope.filter, column=f"{prefix}metadata")
+        sql, fparams = (
+            compile_udf(scope.filter, prefix)
+            if scope.encrypted
+            else compile_sqlite(scope.filter, column=f"{prefix}metadata")
+        )
         parts.append(f"({sql})")
         params.extend(fparams)
     return (" AND ".join(parts) or "1"), params
@@ -139,6 +149,7 @@ class _UserVectors:
     link_current: np.ndarray
     closed: frozenset[int]  # superseded semantic records
     entity_names: list[tuple[str, str]]  # (normalised name or alias, entity id)
+    ann: UserAnn | None = None  # ANN index (retrieval.ann), handed on across reloads
 
 
 class VectorCache:
@@ -181,9 +192,13 @@ class VectorCache:
             link_fact, link_source, link_current, closed,
             GraphStore(self._store).entity_names(user_id),
         )  # fmt: skip
+        if cached is not None:  # the index follows the changes (retrieval.ann)
+            entry.ann = cached.ann
         with self._lock:
             if len(self._users) >= self._max_users and user_id not in self._users:
-                self._users.pop(next(iter(self._users)))
+                # Oldest first, but users with an ANN index (costly to rebuild) last.
+                first = next(iter(self._users))
+                self._users.pop(next((u for u, e in self._users.items() if e.ann is None), first))
             self._users[user_id] = entry
         return entry
 
@@ -218,7 +233,7 @@ class SearchRequest:
 @dataclass
 class _Candidates:
     rowids: list[int] = field(default_factory=list)
-    cosine: dict[int, float] = field(default_factory=dict)
+    cosine: Mapping[int, float] = field(default_factory=dict)  # lazy on the ANN path
     vec_rank: dict[int, int] = field(default_factory=dict)
     bm25: dict[int, float] = field(default_factory=dict)
     kw_rank: dict[int, int] = field(default_factory=dict)
@@ -244,6 +259,8 @@ class Searcher:
         self.embedder = embedder
         self.config = config
         self.vectors = VectorCache(store, embedder.dim)
+        #: When a user's vector search goes through the ANN index (retrieval.ann).
+        self.ann = AnnConfig()
         self._stats: tuple[tuple[int, int], int, float] | None = None
         self.last_embed_seconds = 0.0
 
@@ -335,6 +352,10 @@ class Searcher:
         uv = self.vectors.get(req.scope.user_id)
         if uv.matrix.shape[0] == 0:
             return
+        if self.ann.use_for(uv.matrix.shape[0]) and self._ann_candidates(
+            req, uv, q.astype(np.float32), allowed, n, cands
+        ):
+            return
         chunk_sims = uv.matrix @ q.astype(np.float32)
         sims = (
             chunk_sims
@@ -342,10 +363,7 @@ class Searcher:
             else np.maximum.reduceat(chunk_sims, uv.starts)
         )
         ids = uv.unique
-        if uv.link_fact.size:
-            self._mark_outdated(uv, sims, cands)
-            if self.config.fact_keys:
-                sims = self._through_fact_keys(req, uv, sims, cands)
+        sims = self._fact_sims(req, uv, sims, cands)
         cands.closed, cands.entity_names = uv.closed, uv.entity_names
         if allowed is not None:
             include, listed = allowed
@@ -366,6 +384,43 @@ class Searcher:
         # Cosine for every record in scope, so keyword-only candidates get one too.
         cands.cosine = dict(zip(ids.tolist(), sims.tolist(), strict=True))
         cands.neighbours = uv.neighbours
+
+    def _ann_candidates(
+        self,
+        req: SearchRequest,
+        uv: _UserVectors,
+        q: np.ndarray,
+        allowed: tuple[bool, np.ndarray] | None,
+        n: int,
+        cands: _Candidates,
+    ) -> bool:
+        """Vector candidates through the user's ANN index (:mod:`.ann`); ``False`` when
+        it cannot serve this search and exact search must."""
+        if uv.ann is None or uv.ann.config != self.ann:
+            uv.ann = UserAnn(self.ann, uv.matrix.shape[1])
+        found = ann_candidates(
+            uv, uv.ann, q, n, allowed, lambda sims: self._fact_sims(req, uv, sims, cands)
+        )
+        if found is None:
+            return False
+        ranked, cands.cosine = found
+        for rank, rid in enumerate(ranked, start=1):
+            cands.rowids.append(rid)
+            cands.vec_rank[rid] = rank
+        cands.closed, cands.entity_names = uv.closed, uv.entity_names
+        cands.neighbours = uv.neighbours
+        return True
+
+    def _fact_sims(
+        self, req: SearchRequest, uv: _UserVectors, sims: np.ndarray, cands: _Candidates
+    ) -> np.ndarray:
+        """Outdated marks and fact-key lifts on the per-record cosines ``sims`` (by
+        position in ``uv.unique``)."""
+        if uv.link_fact.size:
+            self._mark_outdated(uv, sims, cands)
+            if self.config.fact_keys:
+                sims = self._through_fact_keys(req, uv, sims, cands)
+        return sims
 
     @staticmethod
     def _mark_outdated(uv: _UserVectors, sims: np.ndarray, cands: _Candidates) -> None:
@@ -438,6 +493,8 @@ class Searcher:
 
     def _keyword_candidates(self, req: SearchRequest, n: int, cands: _Candidates) -> None:
         terms = [t for t in query_terms(req.query) if fts_match_expression([t])]
+        # An encrypted store indexes blind terms: the query's are blinded the same way.
+        terms = list(dict.fromkeys(self.store.blind_query_terms(req.scope.user_id, terms)))
         match = fts_match_expression(terms)
         if match is None:
             return

@@ -34,6 +34,7 @@ __all__ = [
     "ApiKey",
     "ContextRequest",
     "CountResponse",
+    "DeletionResponse",
     "EntitiesResponse",
     "ExportResponse",
     "FactOut",
@@ -180,6 +181,23 @@ class CountResponse(_Out):
     """How many memories a call removed or imported."""
 
     count: int
+
+
+class DeletionResponse(_Out):
+    """The receipt of a deletion (``Memory.delete_all``, :class:`memstrata.DeletionReceipt`)
+    with ``count`` and ``deleted`` (both the memories removed) kept for older clients."""
+
+    count: int
+    deleted: int
+    user_id: str
+    agent_id: str | None = None
+    session_id: str | None = None
+    whole_user: bool
+    memories: int
+    removed: dict[str, int]
+    remaining: dict[str, int]
+    verified: bool
+    deleted_at: datetime
 
 
 class ExportResponse(_Out):

@@ -128,6 +128,9 @@ class ServerSettings(BaseModel):
         max_body_bytes: larger request bodies get 413.
         maintain_every_s: run a maintenance pass over every tenant this often, in
             seconds (:mod:`memstrata.server.scheduler`); ``None`` (default): never.
+        privacy: PII redaction at write for every tenant's store, as
+            :func:`memstrata.privacy.resolve_privacy` reads it (``"default"``,
+            ``"off"``, ``"email=mask,phone=mask"``…; ``Memory(privacy=...)``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -139,11 +142,15 @@ class ServerSettings(BaseModel):
     extractor: str = "rules"
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, ge=1024, le=1024**3)
     maintain_every_s: float | None = Field(None, ge=MIN_INTERVAL_S, le=MAX_INTERVAL_S)
+    privacy: str = "default"
 
     @model_validator(mode="after")
     def _one_store(self) -> ServerSettings:
         if (self.data_dir is None) == (self.db is None):
             raise ValueError("give exactly one of data_dir (tenants and keys) or db (one store)")
+        from ..privacy import resolve_privacy
+
+        resolve_privacy(self.privacy)  # a bad setting fails at start, not on first use
         return self
 
     @property

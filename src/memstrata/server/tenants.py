@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from ..crypto import env_requests_encryption
 from ..embed import get_embedder
 from ..embed.base import Embedder
 from ..memory import Memory
@@ -60,7 +61,14 @@ class TenantPool:
             if mem is None:
                 if self.settings.data_dir is not None:
                     Path(path).parent.mkdir(parents=True, exist_ok=True)
-                mem = Memory(path, embedder=self.embedder, extractor=self.extractor)
+                mem = Memory(
+                    path,
+                    embedder=self.embedder,
+                    extractor=self.extractor,
+                    privacy=self.settings.privacy,
+                    # Encrypted at rest when MEMSTRATA_MASTER_KEY[_FILE] is set.
+                    encryption=True if env_requests_encryption() else None,
+                )
                 self._locks[tenant] = [threading.Lock() for _ in range(_WINDOW_LOCKS)]
                 self._stores[tenant] = mem
         return mem

@@ -137,6 +137,31 @@ class GraphStore:
     def __init__(self, store: SQLiteStore) -> None:
         self.store = store
 
+    # -- encryption (an encrypted store: memstrata.crypto) -----------------------------
+    # Names, aliases, fact objects and speakers are sealed with the user's data key;
+    # the normalised forms that rows are looked up by (entities.norm, entity_aliases.norm,
+    # facts.object_norm) are keyed hashes, so equality look-ups still work in SQL.
+
+    def _key(self, user_id: str, norm: str, *, create: bool = False) -> str:
+        """A normalised name as stored: as is, or its keyed hash in an encrypted store
+        (``create``: for a write, which may make the user's data key)."""
+        crypto = self.store.crypto
+        if crypto is None:
+            return norm
+        return crypto.keyed_hash(user_id, "graph.norm", norm, create=create)
+
+    def _seal(self, user_id: str, field: str, row_id: str, text: str | None) -> str | None:
+        crypto = self.store.crypto
+        if crypto is None or text is None:
+            return text
+        return crypto.encrypt(user_id, field, row_id, text)
+
+    def _open(self, user_id: str, field: str, row_id: str, value: str | None) -> str | None:
+        crypto = self.store.crypto
+        if crypto is None or value is None:
+            return value
+        return crypto.decrypt(user_id, field, row_id, value)
+
     # -- plumbing --------------------------------------------------------------------
 
     def _rows(
@@ -146,8 +171,14 @@ class GraphStore:
             return c.execute(sql, params).fetchall()
         return self.store.read(sql, params)
 
-    @staticmethod
-    def _fact(row: Sequence[Any]) -> Fact:
+    def _fact(self, row: Sequence[Any]) -> Fact:
+        if self.store.crypto is not None:
+            u = row[1]
+            row = (
+                *row[:2], self._open(u, "entities.name", row[3], row[2]), *row[3:5],
+                self._open(u, "facts.object", row[0], row[5]), *row[6:16],
+                self._open(u, "facts.speaker", row[0], row[16]), row[17],
+            )  # fmt: skip
         return Fact.model_construct(
             id=row[0], user_id=row[1], subject=row[2], subject_id=row[3], predicate=row[4],
             object=row[5], object_id=row[6], object_type=row[7],
@@ -178,18 +209,22 @@ class GraphStore:
         ids = [r[0] for r in rows]
         aliases: dict[str, list[str]] = {}
         for part in _chunks(ids):
-            for entity_id, alias in self._rows(
+            for entity_id, alias, norm in self._rows(
                 c,
-                f"SELECT entity_id, alias FROM entity_aliases WHERE user_id = ? "
+                f"SELECT entity_id, alias, norm FROM entity_aliases WHERE user_id = ? "
                 f"AND entity_id IN ({_marks(len(part))}) ORDER BY alias",
                 [user_id, *part],
             ):
-                aliases.setdefault(entity_id, []).append(alias)
+                text = self._open(user_id, "entity_aliases.alias", norm, alias)
+                aliases.setdefault(entity_id, []).append(text or "")
+        if self.store.crypto is not None:  # sealed aliases sort at random: sort the text
+            for names in aliases.values():
+                names.sort()
         return [
             Entity.model_construct(
                 id=r[0],
                 user_id=r[1],
-                name=r[2],
+                name=self._open(r[1], "entities.name", r[0], r[2]) or "",
                 type=r[3],
                 aliases=aliases.get(r[0], []),
                 created_at=datetime.fromisoformat(r[4]),
@@ -202,7 +237,7 @@ class GraphStore:
         """By normalised name, then by alias; the user's own entity only by name."""
         rows = self._rows(
             c, f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE user_id = ? AND norm = ?",
-            (user_id, norm),
+            (user_id, self._key(user_id, norm)),
         )  # fmt: skip
         if not rows and norm != _SELF_NORM:
             rows = self._rows(
@@ -210,7 +245,7 @@ class GraphStore:
                 f"SELECT {', '.join('e.' + n.strip() for n in _ENTITY_COLUMNS.split(','))} "
                 "FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
                 "WHERE a.user_id = ? AND a.norm = ?",
-                (user_id, norm),
+                (user_id, self._key(user_id, norm)),
             )
         found = self._entities_from_rows(c, rows)
         return found[0] if found else None
@@ -278,8 +313,9 @@ class GraphStore:
         c.execute(
             "INSERT INTO entities (id, user_id, name, norm, type, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (entity.id, user_id, entity.name, norm, entity.type, iso(now), iso(now)),
-        )
+            (entity.id, user_id, self._seal(user_id, "entities.name", entity.id, entity.name),
+             self._key(user_id, norm, create=True), entity.type, iso(now), iso(now)),
+        )  # fmt: skip
         return entity
 
     def create_entity(
@@ -294,7 +330,8 @@ class GraphStore:
         if not norm or norm == _SELF_NORM:
             return None
         if c.execute(
-            "SELECT 1 FROM entities WHERE user_id = ? AND norm = ?", (user_id, norm)
+            "SELECT 1 FROM entities WHERE user_id = ? AND norm = ?",
+            (user_id, self._key(user_id, norm)),
         ).fetchone():
             return None
         entity = Entity(
@@ -304,8 +341,9 @@ class GraphStore:
         c.execute(
             "INSERT INTO entities (id, user_id, name, norm, type, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (entity.id, user_id, entity.name, norm, entity.type, iso(now), iso(now)),
-        )
+            (entity.id, user_id, self._seal(user_id, "entities.name", entity.id, entity.name),
+             self._key(user_id, norm, create=True), entity.type, iso(now), iso(now)),
+        )  # fmt: skip
         return entity
 
     def add_alias(
@@ -325,15 +363,18 @@ class GraphStore:
         norm = normalize_name(alias)
         if not norm or norm == _SELF_NORM:
             return False
+        key = self._key(user_id, norm, create=True)
         if c.execute(
-            "SELECT 1 FROM entities WHERE user_id = ? AND norm = ?", (user_id, norm)
+            "SELECT 1 FROM entities WHERE user_id = ? AND norm = ?", (user_id, key)
         ).fetchone():
             return False  # this entity's own name, or another entity's
         cur = c.execute(
             "INSERT INTO entity_aliases (user_id, norm, entity_id, alias, created_at) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id, norm) DO NOTHING",
-            (user_id, norm, entity_id, " ".join(alias.split()), iso(now)),
-        )
+            (user_id, key, entity_id,
+             self._seal(user_id, "entity_aliases.alias", key, " ".join(alias.split())),
+             iso(now)),
+        )  # fmt: skip
         if cur.rowcount == 0:
             return False
         c.execute("UPDATE entities SET updated_at = ? WHERE id = ?", (iso(now), entity_id))
@@ -397,13 +438,15 @@ class GraphStore:
             "superseded_by, confidence, source_ids, speaker, memory_id) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
-                fact.id, fact.user_id, fact.subject_id, fact.predicate, fact.object,
-                object_norm, fact.object_id, fact.object_type,
+                fact.id, fact.user_id, fact.subject_id, fact.predicate,
+                self._seal(fact.user_id, "facts.object", fact.id, fact.object),
+                self._key(fact.user_id, object_norm, create=True), fact.object_id,
+                fact.object_type,
                 fact.date.isoformat() if fact.date else None, iso(fact.valid_from),
                 iso(fact.valid_to), iso(fact.created_at), iso(fact.expired_at),
                 fact.superseded_by, float(fact.confidence),
                 json.dumps(list(dict.fromkeys(fact.source_ids)), ensure_ascii=False),
-                fact.speaker, fact.memory_id,
+                self._seal(fact.user_id, "facts.speaker", fact.id, fact.speaker), fact.memory_id,
             ),
         )  # fmt: skip
         when = stated_at or {}
@@ -594,7 +637,7 @@ class GraphStore:
             params.append(predicate)
         if object_norm is not None:
             where.append("f.object_norm = ?")
-            params.append(normalize_name(object_norm))
+            params.append(self._key(user_id, normalize_name(object_norm)))
         return self._select_facts(c_or_none, " AND ".join(where), params)
 
     def subject_facts(
@@ -614,7 +657,7 @@ class GraphStore:
         params: list[Any] = [user_id, subject_id, *predicates]
         if object_norm is not None or object_id is not None:
             where += " AND (f.object_norm = ? OR (f.object_id IS NOT NULL AND f.object_id = ?))"
-            params += [normalize_name(object_norm or ""), object_id]
+            params += [self._key(user_id, normalize_name(object_norm or "")), object_id]
         return self._select_facts(c_or_none, where, params)
 
     def facts(
@@ -935,7 +978,7 @@ class GraphStore:
                     }
                 )
             if fact.predicate == "name":
-                norm = normalize_name(fact.object)
+                norm = self._key(user_id, normalize_name(fact.object))
                 still = c.execute(
                     "SELECT 1 FROM facts WHERE user_id = ? AND subject_id = ? "
                     "AND predicate = 'name' AND object_norm = ?",
@@ -1024,7 +1067,9 @@ class GraphStore:
         cur = c.execute(
             "INSERT INTO entities (id, user_id, name, norm, type, created_at, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            (entity.id, entity.user_id, entity.name, norm, entity.type,
+            (entity.id, entity.user_id,
+             self._seal(entity.user_id, "entities.name", entity.id, entity.name),
+             self._key(entity.user_id, norm, create=True), entity.type,
              iso(entity.created_at), iso(entity.updated_at)),
         )  # fmt: skip
         if cur.rowcount == 0:
@@ -1058,6 +1103,23 @@ class GraphStore:
     def entity_names(self, user_id: str) -> list[tuple[str, str]]:
         """``(normalised name or alias, entity id)`` for every entity of a user except
         the user's own (``"user"`` is not a name people write in questions)."""
+        if self.store.crypto is not None:
+            # The stored norms are keyed hashes: normalise the decrypted names instead.
+            out = [
+                (normalize_name(self._open(user_id, "entities.name", i, n) or ""), str(i))
+                for n, i in self.store.read(
+                    "SELECT name, id FROM entities WHERE user_id = ? AND norm != ?",
+                    (user_id, self._key(user_id, _SELF_NORM)),
+                )
+            ]
+            out += [
+                (normalize_name(self._open(user_id, "entity_aliases.alias", k, a) or ""), str(i))
+                for a, k, i in self.store.read(
+                    "SELECT alias, norm, entity_id FROM entity_aliases WHERE user_id = ?",
+                    (user_id,),
+                )
+            ]
+            return out
         rows = self.store.read(
             "SELECT norm, id FROM entities WHERE user_id = ? AND norm != ? "
             "UNION ALL SELECT norm, entity_id FROM entity_aliases WHERE user_id = ?",

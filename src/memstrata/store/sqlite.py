@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..crypto.cipher import FieldCipher
 from ..errors import StoreError, ValidationError
 from ..models import HistoryEvent, MemoryKind, MemoryRecord, new_id
 from .connection import SQLiteConnection, from_iso, iso
@@ -102,28 +103,133 @@ class SQLiteStore(SQLiteConnection):
     Raises:
         StoreCorruptError: the file exists but is not a healthy SQLite database; it is left
             untouched.
+
+    Attributes:
+        crypto: the field cipher when the store is encrypted (:meth:`use_encryption`),
+            else ``None``. Encrypted: ``memories.content``, ``metadata``, ``speaker``,
+            ``entities``; history contents and metadata; the keyword index holds blind
+            terms and ``content_hash`` is a keyed hash (:mod:`memstrata.crypto.cipher`).
     """
+
+    crypto: FieldCipher | None = None
+
+    # -- encryption ----------------------------------------------------------------------
+
+    def encryption_mark(self) -> str | None:
+        """The keyring id an encrypted store is paired with, or ``None`` for a plain store."""
+        return self.get_meta("encryption_keyring")
+
+    def is_empty(self) -> bool:
+        """Whether nothing of any user is stored yet (records, history, windows, graph)."""
+        rows = self.read(
+            "SELECT EXISTS (SELECT 1 FROM memories) OR EXISTS (SELECT 1 FROM history) "
+            "OR EXISTS (SELECT 1 FROM working_sessions) OR EXISTS (SELECT 1 FROM entities) "
+            "OR EXISTS (SELECT 1 FROM facts)"
+        )
+        return not rows[0][0]
+
+    def use_encryption(self, cipher: FieldCipher, keyring_id: str) -> None:
+        """Encrypt from now on with ``cipher``; a new (empty) store is marked encrypted
+        and paired with keyring ``keyring_id`` in ``meta``.
+
+        Raises:
+            StoreError: the store is plain and holds data (migrating a plain store is not
+                supported), or it is paired with another keyring.
+        """
+
+        def mark(c: sqlite3.Connection) -> str | None:
+            row = c.execute("SELECT value FROM meta WHERE key = 'encryption_keyring'").fetchone()
+            if row is not None:
+                return str(row[0])
+            busy = c.execute(
+                "SELECT EXISTS (SELECT 1 FROM memories) OR EXISTS (SELECT 1 FROM history) "
+                "OR EXISTS (SELECT 1 FROM working_sessions) OR EXISTS (SELECT 1 FROM entities)"
+            ).fetchone()[0]
+            if busy:
+                return None
+            c.executemany(
+                "INSERT INTO meta VALUES (?, ?)",
+                [("encryption", "aes-256-gcm/v1"), ("encryption_keyring", keyring_id)],
+            )
+            return keyring_id
+
+        stored = self.encryption_mark() if self.read_only else self.transact(mark)
+        if stored is None:
+            raise StoreError(
+                f"{self.path} is a plain (unencrypted) store with data in it; encryption "
+                "cannot be turned on for it (migrating a plain store is not supported): open "
+                "it without encryption, or export it and import into a new encrypted store"
+            )
+        if stored != keyring_id:
+            raise StoreError(
+                f"{self.path} is paired with another keyring than the one found beside it "
+                "(keyring ids differ)"
+            )
+        self.crypto = cipher
+        with self._lock:
+            self._conn.create_function("ms_filter", 4, self._filter_udf, deterministic=True)
+
+    def _filter_udf(self, user_id: str, memory_id: str, metadata: str, spec: str) -> int:
+        from ..retrieval.filters import filter_from_json, matches
+
+        assert self.crypto is not None
+        plain = self.crypto.decrypt(user_id, "memories.metadata", memory_id, metadata)
+        return int(matches(filter_from_json(spec), json.loads(plain)))
+
+    def _enc(self, user_id: str, field: str, row_id: str, text: str | None) -> str | None:
+        if self.crypto is None or text is None:
+            return text
+        return self.crypto.encrypt(user_id, field, row_id, text)
+
+    def _dec(self, user_id: str, field: str, row_id: str, value: str | None) -> str | None:
+        if self.crypto is None or value is None:
+            return value
+        return self.crypto.decrypt(user_id, field, row_id, value)
+
+    def _hash(self, user_id: str, content_hash: str, *, create: bool = True) -> str:
+        if self.crypto is None:
+            return content_hash
+        return self.crypto.keyed_hash(user_id, "content_hash", content_hash, create=create)
+
+    def _terms(self, user_id: str, terms: str) -> str:
+        return terms if self.crypto is None else self.crypto.blind_terms(user_id, terms)
+
+    def blind_query_terms(self, user_id: str, terms: Sequence[str]) -> list[str]:
+        """Query terms as the keyword index holds them: as given for a plain store, their
+        blind forms (per user) for an encrypted one."""
+        if self.crypto is None:
+            return list(terms)
+        return self.crypto.blind_query(user_id, list(terms))
 
     # -- records -------------------------------------------------------------------------
 
-    @staticmethod
-    def record_row(r: MemoryRecord) -> tuple[Any, ...]:
+    def record_row(self, r: MemoryRecord) -> tuple[Any, ...]:
+        """A record as the row of ``memories`` (encrypted fields sealed)."""
+        u, i = r.user_id, r.id
         return (
-            r.id, r.user_id, r.agent_id, r.session_id, r.kind.value, r.content, r.role,
-            r.speaker, json.dumps(r.metadata, ensure_ascii=False, allow_nan=False),
+            r.id, r.user_id, r.agent_id, r.session_id, r.kind.value,
+            self._enc(u, "memories.content", i, r.content), r.role,
+            self._enc(u, "memories.speaker", i, r.speaker),
+            self._enc(u, "memories.metadata", i,
+                      json.dumps(r.metadata, ensure_ascii=False, allow_nan=False)),
             r.importance, iso(r.created_at), iso(r.updated_at), iso(r.occurred_at),
             iso(r.valid_from), iso(r.valid_to), iso(r.expires_at), r.access_count,
             iso(r.last_accessed_at), r.superseded_by, json.dumps(r.source_ids, ensure_ascii=False),
-            json.dumps(r.entities, ensure_ascii=False), r.content_hash, r.embedding_model,
+            self._enc(u, "memories.entities", i, json.dumps(r.entities, ensure_ascii=False)),
+            self._hash(u, r.content_hash), r.embedding_model,
             int(r.session_only), int(r.pinned), iso(r.archived_at), r.merged_into,
             r.consolidated_into,
         )  # fmt: skip
 
-    @staticmethod
-    def row_record(row: Sequence[Any]) -> MemoryRecord:
+    def row_record(self, row: Sequence[Any]) -> MemoryRecord:
+        """A ``memories`` row (in :data:`_COLUMNS` order) as a record (decrypted)."""
         data = dict(zip(_COLUMN_NAMES, row, strict=True))
         for key in _TIME_FIELDS:
             data[key] = from_iso(data[key])
+        if self.crypto is not None:
+            u, i = data["user_id"], data["id"]
+            for col in ("content", "speaker", "metadata", "entities"):
+                data[col] = self._dec(u, f"memories.{col}", i, data[col])
         data["metadata"] = json.loads(data["metadata"])
         data["source_ids"] = json.loads(data["source_ids"])
         data["entities"] = json.loads(data["entities"])
@@ -153,7 +259,10 @@ class SQLiteStore(SQLiteConnection):
         if cur.rowcount == 0:
             return None
         rowid = cur.lastrowid
-        c.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (rowid, terms))
+        c.execute(
+            "INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
+            (rowid, self._terms(record.user_id, terms)),
+        )
         self._put_vectors(c, rowid, record.user_id, vectors)
         if history:
             self.add_history(c, record.id, record.user_id, "ADD", None, record, record.created_at)
@@ -179,12 +288,20 @@ class SQLiteStore(SQLiteConnection):
             "SELECT rowid, user_id FROM memories WHERE id = ?", (memory_id,)
         ).fetchone()
         c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
-        c.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (rowid, terms))
+        c.execute(
+            "INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
+            (rowid, self._terms(user_id, terms)),
+        )
         c.execute("DELETE FROM vectors WHERE memory_rowid = ?", (rowid,))
         self._put_vectors(c, rowid, user_id, vectors)
 
     def replace_terms(self, c: sqlite3.Connection, memory_id: str, terms: str) -> None:
         """Replace a record's keyword terms only (its vectors stay)."""
+        if self.crypto is not None:
+            row = c.execute("SELECT user_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if row is None:
+                return
+            terms = self._terms(str(row[0]), terms)
         c.execute(
             "UPDATE memories_fts SET terms = ? WHERE rowid = "
             "(SELECT rowid FROM memories WHERE id = ?)",
@@ -197,8 +314,11 @@ class SQLiteStore(SQLiteConnection):
             "UPDATE memories SET content = ?, metadata = ?, importance = ?, updated_at = ?, "
             "content_hash = ?, embedding_model = ? WHERE id = ?",
             (
-                r.content, json.dumps(r.metadata, ensure_ascii=False, allow_nan=False),
-                r.importance, iso(r.updated_at), r.content_hash, r.embedding_model, r.id,
+                self._enc(r.user_id, "memories.content", r.id, r.content),
+                self._enc(r.user_id, "memories.metadata", r.id,
+                          json.dumps(r.metadata, ensure_ascii=False, allow_nan=False)),
+                r.importance, iso(r.updated_at), self._hash(r.user_id, r.content_hash),
+                r.embedding_model, r.id,
             ),
         )  # fmt: skip
 
@@ -250,13 +370,14 @@ class SQLiteStore(SQLiteConnection):
         for start in range(0, len(ids), 400):
             part = list(ids[start : start + 400])
             rows = self.read(
-                "SELECT j.value, f.content FROM memories f, json_each(f.source_ids) j "
-                f"WHERE f.kind = 'semantic' AND f.superseded_by IS NULL "
+                "SELECT j.value, f.content, f.user_id, f.id FROM memories f, "
+                "json_each(f.source_ids) j WHERE f.kind = 'semantic' AND f.superseded_by IS NULL "
                 f"AND j.value IN ({','.join('?' * len(part))}) ORDER BY f.rowid",
                 part,
             )
-            for source, content in rows:
-                out.setdefault(source, []).append(content)
+            for source, content, uid, fid in rows:
+                text = self._dec(uid, "memories.content", fid, content)
+                out.setdefault(source, []).append(text or "")
         return {k: " ".join(v) for k, v in out.items()}
 
     def fact_links(self, user_id: str) -> list[tuple[int, int, bool]]:
@@ -300,11 +421,31 @@ class SQLiteStore(SQLiteConnection):
     def bump_generation(self, c: sqlite3.Connection, user_id: str) -> None:
         """Mark a user's vectors and keyword entries as changed (see :meth:`generation`)."""
         self._index_writes += 1
+        # A user's first row starts above every generation a deleted user ever reached
+        # (:meth:`drop_generation`), so no cache can mistake new vectors for old ones.
         c.execute(
-            "INSERT INTO user_generation VALUES (?, 1) ON CONFLICT(user_id) "
+            "INSERT INTO user_generation VALUES (?, 1 + COALESCE((SELECT CAST(value AS "
+            "INTEGER) FROM meta WHERE key = 'generation_floor'), 0)) ON CONFLICT(user_id) "
             "DO UPDATE SET generation = generation + 1",
             (user_id,),
         )
+
+    def drop_generation(self, c: sqlite3.Connection, user_id: str) -> int:
+        """Remove a deleted user's generation row (it names the user); the store-wide
+        ``generation_floor`` keeps the highest generation so removed, so the user's next
+        row starts above it and other processes' vector caches still see a change.
+        Returns the rows removed (0 or 1)."""
+        row = c.execute(
+            "SELECT generation FROM user_generation WHERE user_id = ?", (user_id,)
+        ).fetchone()
+        if row is None:
+            return 0
+        c.execute(
+            "INSERT INTO meta VALUES ('generation_floor', ?) ON CONFLICT(key) DO UPDATE SET "
+            "value = MAX(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+            (str(int(row[0])),),
+        )
+        return c.execute("DELETE FROM user_generation WHERE user_id = ?", (user_id,)).rowcount
 
     def add_history(
         self,
@@ -316,15 +457,16 @@ class SQLiteStore(SQLiteConnection):
         new: MemoryRecord | None,
         at: datetime,
     ) -> None:
-        c.execute(
-            "INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                new_id(), memory_id, user_id, event,
-                old.content if old else None, new.content if new else None,
-                json.dumps(old.metadata, ensure_ascii=False) if old else None,
-                json.dumps(new.metadata, ensure_ascii=False) if new else None,
-                iso(at),
+        self.insert_history(
+            c,
+            HistoryEvent.model_construct(
+                id=new_id(), memory_id=memory_id, user_id=user_id, event=event,
+                old_content=old.content if old else None,
+                new_content=new.content if new else None,
+                old_metadata=old.metadata if old else None,
+                new_metadata=new.metadata if new else None, created_at=at,
             ),
+            conflict="",
         )  # fmt: skip
 
     def get(self, memory_id: str) -> MemoryRecord | None:
@@ -351,14 +493,26 @@ class SQLiteStore(SQLiteConnection):
         ids = list(rowids)
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
-            rows = self.read(
-                "SELECT rowid, importance, COALESCE(occurred_at, created_at), access_count, "
-                "kind, last_accessed_at, pinned, CASE WHEN kind = 'procedural' AND "
-                "json_type(metadata, '$.outcome_count') = 'integer' "
-                "THEN json_extract(metadata, '$.outcome_count') END "
-                f"FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
-                part,
-            )
+            if self.crypto is None:
+                rows = self.read(
+                    "SELECT rowid, importance, COALESCE(occurred_at, created_at), access_count, "
+                    "kind, last_accessed_at, pinned, CASE WHEN kind = 'procedural' AND "
+                    "json_type(metadata, '$.outcome_count') = 'integer' "
+                    "THEN json_extract(metadata, '$.outcome_count') END "
+                    f"FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
+                    part,
+                )
+            else:
+                rows = [
+                    (*r[:7], self._outcomes(r[7], r[8], r[9]) if r[4] == "procedural" else None)
+                    for r in self.read(
+                        "SELECT rowid, importance, COALESCE(occurred_at, created_at), "
+                        "access_count, kind, last_accessed_at, pinned, user_id, id, "
+                        "CASE WHEN kind = 'procedural' THEN metadata END "
+                        f"FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
+                        part,
+                    )
+                ]
             for rid, imp, when, count, kind, accessed, pinned, outcomes in rows:
                 out[rid] = RankSignals(
                     imp, datetime.fromisoformat(when), count, MemoryKind(kind),
@@ -367,6 +521,12 @@ class SQLiteStore(SQLiteConnection):
                 )  # fmt: skip
         return out
 
+    def _outcomes(self, user_id: str, memory_id: str, metadata: str) -> int | None:
+        """``metadata["outcome_count"]`` when an integer (not a bool), from sealed metadata."""
+        value = json.loads(self._dec(user_id, "memories.metadata", memory_id, metadata) or "{}")
+        count = value.get("outcome_count") if isinstance(value, dict) else None
+        return count if isinstance(count, int) and not isinstance(count, bool) else None
+
     def find_by_hash(
         self, c: sqlite3.Connection | None, user_id: str, hashes: Sequence[str]
     ) -> dict[str, MemoryRecord]:
@@ -374,7 +534,10 @@ class SQLiteStore(SQLiteConnection):
         a plain read that takes no write lock."""
         out: dict[str, MemoryRecord] = {}
         for start in range(0, len(hashes), 500):
-            part = list(hashes[start : start + 500])
+            given = list(hashes[start : start + 500])
+            # Encrypted: the stored keys are keyed hashes; results keep the caller's keys.
+            stored = {self._hash(user_id, h, create=False): h for h in given}
+            part = list(stored)
             sql = (
                 f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? "
                 f"AND content_hash IN ({','.join('?' * len(part))})"
@@ -386,7 +549,7 @@ class SQLiteStore(SQLiteConnection):
             )
             for row in rows:
                 rec = self.row_record(row)
-                out[rec.content_hash] = rec
+                out[stored.get(rec.content_hash, rec.content_hash)] = rec
         return out
 
     def select(
@@ -426,12 +589,18 @@ class SQLiteStore(SQLiteConnection):
         )
         return [self._history_event(r) for r in rows]
 
-    @staticmethod
-    def _history_event(r: Sequence[Any]) -> HistoryEvent:
+    def _history_event(self, r: Sequence[Any]) -> HistoryEvent:
+        hid, uid = r[0], r[2]
+        old_c, new_c, old_m, new_m = (
+            self._dec(uid, f"history.{col}", hid, val)
+            for col, val in zip(
+                ("old_content", "new_content", "old_metadata", "new_metadata"), r[4:8], strict=True
+            )
+        )
         return HistoryEvent(
-            id=r[0], memory_id=r[1], user_id=r[2], event=r[3], old_content=r[4],
-            new_content=r[5], old_metadata=json.loads(r[6]) if r[6] else None,
-            new_metadata=json.loads(r[7]) if r[7] else None, created_at=from_iso(r[8]),
+            id=hid, memory_id=r[1], user_id=uid, event=r[3], old_content=old_c,
+            new_content=new_c, old_metadata=json.loads(old_m) if old_m else None,
+            new_metadata=json.loads(new_m) if new_m else None, created_at=from_iso(r[8]),
         )  # fmt: skip
 
     def history_rows(self, user_id: str | None) -> list[HistoryEvent]:
@@ -443,13 +612,29 @@ class SQLiteStore(SQLiteConnection):
         )
         return [self._history_event(r) for r in rows]
 
-    def insert_history(self, c: sqlite3.Connection, e: HistoryEvent) -> None:
+    def insert_history(
+        self,
+        c: sqlite3.Connection,
+        e: HistoryEvent,
+        *,
+        conflict: str = " ON CONFLICT(id) DO NOTHING",
+    ) -> None:
+        """Write one history event (encrypted fields sealed); an existing id is kept."""
+        u, h = e.user_id, e.id
+        old_m = (
+            json.dumps(e.old_metadata, ensure_ascii=False) if e.old_metadata is not None else None
+        )
+        new_m = (
+            json.dumps(e.new_metadata, ensure_ascii=False) if e.new_metadata is not None else None
+        )
         c.execute(
-            "INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+            f"INSERT INTO history VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?){conflict}",
             (
-                e.id, e.memory_id, e.user_id, e.event, e.old_content, e.new_content,
-                json.dumps(e.old_metadata, ensure_ascii=False) if e.old_metadata is not None else None,
-                json.dumps(e.new_metadata, ensure_ascii=False) if e.new_metadata is not None else None,
+                h, e.memory_id, u, e.event,
+                self._enc(u, "history.old_content", h, e.old_content),
+                self._enc(u, "history.new_content", h, e.new_content),
+                self._enc(u, "history.old_metadata", h, old_m),
+                self._enc(u, "history.new_metadata", h, new_m),
                 iso(e.created_at),
             ),
         )  # fmt: skip

@@ -19,6 +19,7 @@ from ..errors import ERROR_RESPONSES
 from ..schemas import (
     AddRequest,
     CountResponse,
+    DeletionResponse,
     ExportResponse,
     HistoryResponse,
     ImportRequest,
@@ -115,17 +116,21 @@ def list_memories(
     )
 
 
-@router.delete("/memories", response_model=CountResponse)
+@router.delete("/memories", response_model=DeletionResponse)
 def delete_all_memories(
     ctx: User, agent_id: Scope = None, session_id: Scope = None
-) -> CountResponse:
-    """Delete every memory of the user, or of one agent or session (``Memory.delete_all``).
+) -> DeletionResponse:
+    """Delete every memory of the user, or of one agent or session (``Memory.delete_all``),
+    and return the deletion receipt: counts removed per table and index, what a re-check
+    after the commit found left (``remaining``, all 0) and ``verified``.
 
     With neither ``agent_id`` nor ``session_id``, the user's history, knowledge graph and
-    working-memory windows go too.
+    working-memory windows go too. ``count`` and ``deleted`` are the memories removed.
     """
-    removed = ctx.mem.delete_all(user_id=ctx.user_id, agent_id=agent_id, session_id=session_id)
-    return CountResponse(count=removed)
+    receipt = ctx.mem.delete_all(user_id=ctx.user_id, agent_id=agent_id, session_id=session_id)
+    return DeletionResponse(
+        count=receipt.memories, deleted=receipt.memories, **receipt.model_dump()
+    )
 
 
 @router.get("/memories/{memory_id}", response_model=MemoryRecord)
