@@ -827,6 +827,57 @@ def test_export_import_rows(mem: Memory, user: Any, edits: list[tuple[int, str, 
         clean(mem, *users)
 
 
+# -- MEMORY.md: a file a person edits -------------------------------------------------------
+
+# Lines a person might leave in an edited MEMORY.md, valid and broken: section headings
+# (known, unknown, misspelt), day headings (real and impossible dates), bullets with and
+# without id comments (real ids are spliced in by the test), stray comments and text.
+MD_LINE = st.one_of(
+    st.sampled_from([
+        "## Profile and preferences", "## Facts", "## Episodic memories",
+        "## Procedural strategies", "## Summaries", "## Something else", "#", "###",
+        "### 2024-05-08", "### 2024-02-30", "### yesterday", "- ", "-", "* not a bullet",
+        "- `09:30 user` I moved to Porto", "- `2024-01-01 → now` The user lives in Porto",
+        "- I love green tea", "- <!-- id: -->", "<!-- id:", "-->", "<!-- -->", "",
+        "<!-- memstrata:memory-md version=1 user=\"u1\" exported=2024-05-08T12:00:00+00:00 -->",
+        "<!-- memstrata:memory-md version=99 user=\"u1\" exported=never -->",
+        "<!-- memstrata:memory-md version=1 user=\"u2\" exported=2024-05-08T12:00:00+00:00 -->",
+    ]),
+    st.builds(lambda t, i: f"- {t} <!-- id:{i} -->", PIECES, MEMORY_ID),
+    PIECES,
+)  # fmt: skip
+
+
+@PROFILE
+@given(
+    user=mostly(st.just("u1"), USER, one_in=6),
+    keep=st.lists(st.integers(0, 40), max_size=6),
+    extra=st.lists(st.tuples(st.integers(0, 40), MD_LINE), max_size=6),
+    whole=mostly(st.none(), st.one_of(TEXT, NON_TEXT), one_in=6),
+)  # fmt: skip
+def test_export_and_import_markdown(mem: Memory, user: Any, keep: list[int],
+                                    extra: list[tuple[int, str]], whole: Any) -> None:  # fmt: skip
+    try:
+        seed(mem, "u1")
+        seed(mem, "u1", "I love green tea.")
+        ok, text = attempt("export_markdown", lambda: mem.export_markdown(user_id=user))
+        if not ok:
+            return
+        lines = text.splitlines()
+        if keep:  # the person deleted every line but these (headers may go too)
+            lines = [lines[i % len(lines)] for i in sorted(set(keep))]
+        for at, line in extra:  # ... and typed these
+            lines.insert(at % (len(lines) + 1), line)
+        edited = "\n".join(lines) if whole is None else whole
+        before = all_ids(mem, "u1")
+        ok, result = attempt("import_markdown", lambda: mem.import_markdown(edited, user_id=user))
+        check_store(mem)
+        if not ok:
+            assert all_ids(mem, "u1") == before, f"a refused MEMORY.md changed the store: {result!r} {edited!r}"
+    finally:
+        clean(mem, "u1", user)
+
+
 # -- failures found by these properties (fixed), kept as their minimal cases -----------------
 
 

@@ -329,11 +329,19 @@ def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
     def changed_since(r: MemoryRecord) -> bool:
         return exported is None or r.created_at > exported or r.updated_at > exported
 
+    def delete(memory_id: str) -> None:
+        # A fact's record goes with the last message that stated it, so it may be gone
+        # already when its own line comes: what the person asked for either way.
+        try:
+            mem.delete(memory_id, user_id=user_id)
+        except NotFoundError:
+            pass
+        result.deleted.append(memory_id)
+
     # Deletions first, so that an item moved to another line under a new text is no clash.
     for r in shown.values():
         if r.id not in listed and not changed_since(r):
-            mem.delete(r.id, user_id=user_id)
-            result.deleted.append(r.id)
+            delete(r.id)
     for item in parsed.items:
         if item.memory_id is None:
             if item.text:
@@ -352,13 +360,11 @@ def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
             result.skipped.append({**skip, "reason": "changed in the store since the export"})
             continue
         if not item.text:
-            mem.delete(rec.id, user_id=user_id)
-            result.deleted.append(rec.id)
+            delete(rec.id)
             continue
         try:
             if mem.semantic.graph.fact_by_memory_id(user_id, rec.id) is not None:
-                mem.delete(rec.id, user_id=user_id)
-                result.deleted.append(rec.id)
+                delete(rec.id)
                 new = _add(mem, user_id, _Item(item.line, MemoryKind.SEMANTIC, item.text, None,
                                                None))  # fmt: skip
                 result.added += new
@@ -367,6 +373,9 @@ def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
             else:
                 mem.update(rec.id, content=item.text, user_id=user_id)
                 result.updated.append(rec.id)
+        except NotFoundError:
+            # Deleted above with the message it came from (its source line was removed).
+            result.skipped.append({**skip, "reason": "deleted with the message it came from"})
         except ValidationError as exc:
             result.skipped.append({**skip, "reason": str(exc)})
     return result
