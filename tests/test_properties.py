@@ -873,7 +873,9 @@ def test_export_and_import_markdown(mem: Memory, user: Any, keep: list[int],
         ok, result = attempt("import_markdown", lambda: mem.import_markdown(edited, user_id=user))
         check_store(mem)
         if not ok:
-            assert all_ids(mem, "u1") == before, f"a refused MEMORY.md changed the store: {result!r} {edited!r}"
+            assert all_ids(mem, "u1") == before, (
+                f"a refused MEMORY.md changed the store: {result!r} {edited!r}"
+            )
     finally:
         clean(mem, "u1", user)
 

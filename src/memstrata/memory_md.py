@@ -60,6 +60,7 @@ nothing; the edits are then applied one by one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from dataclasses import dataclass
@@ -332,10 +333,8 @@ def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
     def delete(memory_id: str) -> None:
         # A fact's record goes with the last message that stated it, so it may be gone
         # already when its own line comes: what the person asked for either way.
-        try:
+        with contextlib.suppress(NotFoundError):
             mem.delete(memory_id, user_id=user_id)
-        except NotFoundError:
-            pass
         result.deleted.append(memory_id)
 
     # Deletions first, so that an item moved to another line under a new text is no clash.

@@ -169,7 +169,8 @@ def test_the_thread_runs_passes_until_stopped(pool: TenantPool) -> None:
     scheduler.stop()  # twice is fine
     assert finished is not None and finished.tenants == ["acme", "globex"]
     # A pass that stop() cut short ends between two tenants, never inside one.
-    assert scheduler.last is not None and scheduler.last.tenants in ([], ["acme"], ["acme", "globex"])
+    cut = scheduler.last
+    assert cut is not None and cut.tenants in ([], ["acme"], ["acme", "globex"])
     with pytest.raises(RuntimeError, match="already started"):
         scheduler.start()
 
