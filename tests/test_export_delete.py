@@ -182,13 +182,16 @@ def test_nothing_remains_after_a_restart_raw_file_included(
     ids = [r["id"] for r in wsmem.export(user_id=USER) if r["type"] == "memory"]
     rowids = {r[0] for r in raw(db_path, "SELECT rowid FROM memories WHERE user_id = ?", (USER,))}
     sessions = wsmem.sessions if not isinstance(wsmem.sessions, SQLiteSessionStore) else None
-    assert wsmem.delete_all(user_id=USER).verified
-    wsmem.close()
-    # Not even in the file's free pages or old full-text segments (secure_delete, FTS
-    # optimize): the bytes of the file and its log hold none of the user's words.
-    for part in (db_path, Path(f"{db_path}-wal")):
-        if part.exists():
-            assert MARK.encode() not in part.read_bytes(), part
+    receipt = wsmem.delete_all(user_id=USER)
+    assert receipt.verified and receipt.remaining["write_ahead_log"] == 0
+    # Not even in the file's free pages, old full-text segments or the log (secure_delete,
+    # FTS optimize, a truncating checkpoint): while the store is still open (a server
+    # keeps its log) and after it closed, the bytes hold none of the user's words.
+    for when in ("open", "closed"):
+        for part in (db_path, Path(f"{db_path}-wal")):
+            if part.exists():
+                assert MARK.encode() not in part.read_bytes(), (when, part)
+        wsmem.close()
 
     with Memory(db_path, embedder="hashing", sessions=sessions) as again:
         left = check_remaining(again, USER, rowids=rowids, memory_ids=ids, terms=[MARK])
@@ -329,6 +332,20 @@ def test_memory_md_round_trip_applies_exactly_the_edits(smem: Memory, clock: Any
     # The file it writes now imports as a no-op.
     again = smem.import_markdown(smem.export_markdown(user_id=USER), user_id=USER)
     assert (again.added, again.updated, again.deleted, again.skipped) == ([], [], [], [])
+
+
+def test_memory_md_a_mistyped_id_never_deletes_the_memory_on_that_line(
+    smem: Memory, clock: Any
+) -> None:
+    made = populate(smem, clock)
+    proc = made["proc"]
+    text = smem.export_markdown(user_id=USER)
+    clock.advance(hours=1)
+    mangled = text.replace(f"id:{proc.id}", "id:zzz")
+    assert mangled != text
+    result = smem.import_markdown(mangled, user_id=USER)
+    assert proc.id not in result.deleted and not result.added
+    assert smem.get(proc.id, user_id=USER).content == "Ask for the budget first"
 
 
 def test_memory_md_edited_fact_is_replaced_and_new_facts_are_extracted(

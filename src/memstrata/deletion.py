@@ -23,7 +23,11 @@ be 0 for ``verified``):
   a ``SCAN`` of the user's window keys and index key;
 * in-process caches of this :class:`~memstrata.Memory`: the search vector cache (it also
   holds entity names) and the procedural task-vector cache;
-* the data key of an encrypted store (``Memory.keyring.has_key``).
+* the data key of an encrypted store (``Memory.keyring.has_key``);
+* the write-ahead log (``write_ahead_log``, any scope): the log keeps the pages as they
+  were before the delete, so it is checkpointed into the file and truncated to zero
+  bytes; 1 when a reader held an older snapshot for longer than the checkpoint waits
+  (the text then stays in the log until the next checkpoint).
 
 Derived summaries (session summaries, consolidated semantic records) are records of the
 user, so the ``memories`` table check covers them; a window's running summary lives in
@@ -312,6 +316,9 @@ def delete_scope(
         if keyring is not None:
             removed["data_keys"] = int(keyring.destroy(user_id))
     removed.update(_drop_caches(mem, user_id, whole))
+    # The log still holds the pages as they were before the delete: copy it into the
+    # file (whose deleted cells secure_delete zeroed) and truncate it.
+    log_emptied = mem.store.truncate_log()
     remaining = check_remaining(
         mem,
         user_id,
@@ -321,6 +328,7 @@ def delete_scope(
         memory_ids=evidence.memory_ids,
         terms=evidence.terms,
     )
+    remaining["write_ahead_log"] = 0 if log_emptied else 1
     return DeletionReceipt(
         user_id=user_id,
         agent_id=agent_id,

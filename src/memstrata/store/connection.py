@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from ..errors import StoreBusyError, StoreCorruptError, StoreError
 from .migrations import MIGRATIONS, SCHEMA_VERSION
-from .wal import WalCheckpointer, configure_wal
+from .wal import WalCheckpointer, configure_wal, truncate_log
 
 __all__ = ["SQLiteConnection", "from_iso", "iso"]
 
@@ -260,6 +260,14 @@ class SQLiteConnection:
                 return self._conn.execute(sql, params).fetchall()
 
         return self._guard(lambda: self._retry(run))
+
+    def truncate_log(self) -> bool:
+        """Empty the write-ahead log into the file (:func:`store.wal.truncate_log`): no old
+        page version stays in it. ``True`` for a read-only or in-memory store (no log)."""
+        if self.read_only:
+            return True
+        with self._lock:
+            return truncate_log(self._conn, self.path)
 
     def close(self) -> None:
         with self._lock:

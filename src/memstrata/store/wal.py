@@ -37,6 +37,7 @@ __all__ = [
     "WAL_LIMIT_BYTES",
     "WalCheckpointer",
     "configure_wal",
+    "truncate_log",
 ]
 
 #: Log size (bytes) past which a commit runs a checkpoint; about SQLite's default of
@@ -110,3 +111,32 @@ class WalCheckpointer:
         if busy:
             self.incomplete += 1
             self._next_try = time.monotonic() + RETRY_AFTER_S
+
+
+def truncate_log(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> bool:
+    """Copy the whole log into the database and truncate it to zero bytes
+    (``wal_checkpoint(TRUNCATE)``, which holds the write lock and waits for readers), so
+    that no old version of a page (the text of a deleted record, say) stays in the log.
+    Call with the connection's lock held and no transaction open.
+
+    Returns:
+        Whether the log is now empty (or absent); ``False`` when a reader kept an older
+        snapshot past :data:`CHECKPOINT_BUSY_MS`, or the checkpoint failed.
+    """
+    if str(path) == ":memory:" or conn.in_transaction:
+        return str(path) == ":memory:"
+    try:
+        normal = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {max(normal, CHECKPOINT_BUSY_MS)}")
+            row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {normal}")
+    except sqlite3.Error:
+        return False
+    if row is None or int(row[0]):
+        return False
+    try:
+        return os.stat(f"{os.fspath(path)}-wal").st_size == 0
+    except FileNotFoundError:
+        return True
