@@ -309,6 +309,31 @@ def _same(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
 
+def _repair_ids(
+    mem: Memory, user_id: str, items: list[_Item], shown: dict[str, MemoryRecord]
+) -> None:
+    """Give an item whose id comment names no memory of the user (a typo in the id) the
+    id of the shown memory with exactly its text, when that memory is not listed under
+    its own id: otherwise the memory would count as removed from the file and be
+    deleted although its line is still there."""
+    listed = {i.memory_id for i in items if i.memory_id is not None}
+    by_text: dict[str, str] = {}
+    for r in shown.values():
+        if r.id not in listed:
+            by_text.setdefault(" ".join(r.content.split()), r.id)
+    for item in items:
+        if item.memory_id is None or item.memory_id in shown:
+            continue
+        try:
+            mem.get(item.memory_id, user_id=user_id)
+            continue  # a memory of the user that the file does not show (archived, say)
+        except (NotFoundError, ValidationError):
+            pass
+        match = by_text.pop(" ".join(item.text.split()), None)
+        if match is not None:
+            item.memory_id = match
+
+
 def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
     """Apply the edits of a ``MEMORY.md`` to ``user_id``'s memories (rules in this
     module's docstring).
@@ -324,6 +349,7 @@ def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
         )
     result = MarkdownImport()
     shown = {r.id: r for r in shown_records(mem, user_id)}
+    _repair_ids(mem, user_id, parsed.items, shown)
     listed = {i.memory_id for i in parsed.items if i.memory_id is not None}
     exported = parsed.exported
 
