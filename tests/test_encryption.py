@@ -316,3 +316,37 @@ def test_memory_store_and_keyring(tmp_path: Path, key: str) -> None:
     with Memory(":memory:", embedder="hashing", encryption=EncryptionConfig(master_key=key)) as mem:
         mem.add(SECRET, user_id="alice")
         assert mem.search("saffron", user_id="alice")[0].memory.content == SECRET
+
+
+def test_serve_refuses_to_start_with_an_unusable_key(tmp_path: Path, key: str, monkeypatch) -> None:
+    """A bad key, or one that does not open the store, stops `memstrata serve` at start
+    with one error line (not a 422/500 on every request later)."""
+    from memstrata.cli import app
+
+    plain = tmp_path / "plain.db"
+    with Memory(plain, embedder="hashing") as mem:
+        mem.add("hello there", user_id="alice")
+    runner = CliRunner()
+    monkeypatch.delenv("MEMSTRATA_MASTER_KEY_FILE", raising=False)
+    monkeypatch.setenv("MEMSTRATA_MASTER_KEY", "bad")
+    res = runner.invoke(app, ["--embedder", "hashing", "serve", "--db", str(plain)])
+    assert res.exit_code == 2 and "MEMSTRATA_MASTER_KEY" in res.output, res.output
+    monkeypatch.setenv("MEMSTRATA_MASTER_KEY", key)
+    res = runner.invoke(app, ["--embedder", "hashing", "serve", "--db", str(plain)])
+    assert res.exit_code != 0 and "plain (unencrypted) store" in res.output, res.output
+    assert not Path(f"{plain}.keys").exists()  # nothing written
+
+
+def test_add_and_update_return_the_keyed_hash_that_is_stored(tmp_path: Path, key: str) -> None:
+    """The plain SHA-256 of the text never leaves an encrypted store (it would let anyone
+    holding a response confirm a guessed text)."""
+    import hashlib
+
+    with _open(tmp_path / "h.db", key) as mem:
+        [rec] = mem.add(SECRET, user_id="alice")
+        assert rec.content_hash.startswith("k1:")
+        assert rec.content_hash == mem.get(rec.id).content_hash
+        changed = mem.update(rec.id, content="Something else entirely", user_id="alice")
+        assert changed.content_hash == mem.get(rec.id).content_hash != rec.content_hash
+        plain = hashlib.sha256(SECRET.encode()).hexdigest()
+        assert plain not in {rec.content_hash, changed.content_hash}

@@ -443,7 +443,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
 
         stored = self.store.transact(write)
         by_hash = {**existing, **stored}
-        return [by_hash[r.content_hash] for r in records]
+        return [self.store.as_stored(by_hash[r.content_hash]) for r in records]
 
     def _index(
         self, records: builtins.list[MemoryRecord], pending: Sequence[Pending]
@@ -566,7 +566,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             self.store.add_history(c, new.id, new.user_id, "UPDATE", old, new, now)
 
         self.store.transact(write)
-        return new
+        return self.store.as_stored(new)
 
     def delete(self, memory_id: str, *, user_id: str | None = None) -> None:
         """Delete one memory from the records and every index; a ``DELETE`` history event

@@ -13,7 +13,9 @@ from typing import Annotated, Any
 
 import typer
 
+from ..crypto import env_requests_encryption, resolve_encryption
 from ..errors import ValidationError
+from ..memory import _open_encryption, parse_db_url
 from ..server.keys import ApiKey, KeyStore
 from ..server.settings import (
     DEFAULT_MAX_BODY_BYTES,
@@ -23,6 +25,7 @@ from ..server.settings import (
     parse_duration,
     require_server_extra,
 )
+from ..store.sqlite import SQLiteStore
 from ._common import _emit, _print_table, _say, _state, app
 
 keys_app = typer.Typer(help="Manage the REST server's API keys (stored hashed).")
@@ -102,6 +105,7 @@ def serve(
             f"refusing to serve {host} without API keys: use --data-dir with keys "
             "(memstrata keys create), or --insecure-no-auth",
         )
+    _check_encryption(settings.db)
     require_server_extra()
     import uvicorn
 
@@ -118,6 +122,32 @@ def serve(
         log_level=log_level,
         log_config=_log_config(log_level),
     )
+
+
+def _check_encryption(db: str | None) -> None:
+    """Refuse to start, rather than fail every request, when ``MEMSTRATA_MASTER_KEY[_FILE]``
+    is set but unusable: a malformed key, or (one store, ``--db``) a key that does not open
+    that store. Opening checks the key against the store's keyring without loading the
+    embedding model.
+
+    Raises:
+        ValidationError / StoreError: as opening the store would, naming the setting.
+    """
+    if not env_requests_encryption():
+        return
+    config = resolve_encryption(True)
+    assert config is not None  # True always gives a config (or raises)
+    key = config.load_key()
+    path = parse_db_url(db) if db is not None else None
+    if path is None or path == ":memory:" or not Path(path).exists():
+        return
+    store = SQLiteStore(path)
+    try:
+        keyring = _open_encryption(store, config, key)
+        if keyring is not None:
+            keyring.close()
+    finally:
+        store.close()
 
 
 def _log_config(level: str) -> dict[str, Any]:

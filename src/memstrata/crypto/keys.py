@@ -121,6 +121,8 @@ def load_key_file(path: str | os.PathLike[str], field: str) -> bytes:
     Raises:
         ValidationError: (``field``) missing or unreadable file, or a bad key in it.
     """
+    if not isinstance(path, str | os.PathLike) or not str(path).strip():
+        raise ValidationError(field, f"must be a file path, got {type(path).__name__} {path!r}")
     p = Path(path)
     try:
         data = p.read_bytes()

@@ -268,6 +268,16 @@ class SQLiteStore(SQLiteConnection):
             self.add_history(c, record.id, record.user_id, "ADD", None, record, record.created_at)
         return record
 
+    def as_stored(self, record: MemoryRecord) -> MemoryRecord:
+        """``record`` as reads return it: on an encrypted store its dedup key is the keyed
+        hash that is stored, never the plain SHA-256 of the text (which would let anyone
+        holding the record confirm a guessed text)."""
+        if self.crypto is None:
+            return record
+        return record.model_copy(
+            update={"content_hash": self._hash(record.user_id, record.content_hash)}
+        )
+
     def _put_vectors(
         self, c: sqlite3.Connection, rowid: int | None, user_id: str, vectors: np.ndarray
     ) -> None:
