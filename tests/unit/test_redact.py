@@ -3,6 +3,7 @@ properties that must hold for any text (never raises, idempotent, spans well for
 
 from __future__ import annotations
 
+import itertools
 import time
 from datetime import date
 from pathlib import Path
@@ -24,6 +25,7 @@ JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI0MiIsIm5hbWUiOiJBbGljZSJ9."
     "4pcPyMD09olPSyXnrXCjTwXyr4BsezdI1AVTmud2fU4"
 )
+HEX36 = "3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e"
 
 
 def found(text: str, config: RedactionConfig = EVERYTHING) -> list[tuple[str, str]]:
@@ -115,6 +117,78 @@ def test_detects(text: str, expected: list[tuple[str, str]]) -> None:
 )
 def test_hard_negatives(text: str) -> None:
     assert found(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Cards: explicit card context wins over an order word or "#".
+        ("order paid with card #5105105105105100", [("card", "5105105105105100")]),
+        ("Card #4242 4242 4242 4242 on file", [("card", "4242 4242 4242 4242")]),
+        ("订单用信用卡5105105105105100支付", [("card", "5105105105105100")]),
+        ("I paid with 4526 0181 5908 3012 yesterday", [("card", "4526 0181 5908 3012")]),
+        # IBANs in lower or mixed case, grouped by dashes.
+        ("iban de89370400440532013000", [("iban", "de89370400440532013000")]),
+        ("De89370400440532013000", [("iban", "De89370400440532013000")]),
+        ("DE89-3704-0044-0532-0130-00", [("iban", "DE89-3704-0044-0532-0130-00")]),
+        ("gb82 west 1234 5698 7654 32.", [("iban", "gb82 west 1234 5698 7654 32")]),
+        # Secrets after a key name written with a space.
+        ("my api key is 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e", [("secret", HEX36)]),
+        ("API key: 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e", [("secret", HEX36)]),
+        ("my access token is 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e", [("secret", HEX36)]),
+        ("secret key = 3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e", [("secret", HEX36)]),
+        ("我的密钥是3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e，别外传", [("secret", HEX36)]),
+        ("令牌：3f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e", [("secret", HEX36)]),
+        # Full-width digits: found as ASCII ones, the original span reported.
+        ("卡号４５３９１４８８０３４３６４６７", [("card", "４５３９１４８８０３４３６４６７")]),
+        ("手机１３８１２３４５６７８，谢谢", [("phone", "１３８１２３４５６７８")]),
+    ],
+)
+def test_detects_variants(text: str, expected: list[tuple[str, str]]) -> None:
+    assert found(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We went to Japan in 2010 2011 2012 2013",  # years; this list passes Luhn
+        "We went to Japan in 2010 2011 2012 2013 2014 2015 2016 2017",
+        "years 2010-2011-2012-2013",
+        "Order 2024031500000008 shipped yesterday",
+        "ticket #5105105105105100 closed",
+        "tracking number: 5105105105105100",
+        "Invoice no. 4526018159083012 is due",
+        "订单号5105105105105100已发货",
+        "快递单号：5105105105105100",
+        "工单 5105105105105100 已关闭",
+        "Revenue grew +12 345 678 USD",
+        "Revenue grew +12 345 678 dollars",
+        "Version +1.2.3.4.5.6.7.8",
+        "DE89-3704 0044-0532-0130-00",  # two kinds of separator
+        "iban de89370400440532013001",  # wrong check digits
+        "the secret key is that we never give up",
+        "my api key is in the vault",
+    ],
+)
+def test_hard_negatives_in_context(text: str) -> None:
+    assert found(text) == []
+
+
+def test_year_lists_that_pass_luhn_are_not_cards() -> None:
+    lists = [
+        " ".join(str(y) for y in years) for years in itertools.combinations(range(2010, 2026), 4)
+    ]
+    assert any(luhn_ok(t.replace(" ", "")) for t in lists)
+    assert all(not redact(f"We went there in {t}").changed for t in lists)
+
+
+def test_variants_mask_keeps_the_original_characters() -> None:
+    assert redact("卡号４５３９１４８８０３４３６４６７").text == "卡号************６４６７"
+    assert redact("iban de89370400440532013000").text == "iban de****************3000"
+    assert redact("DE89-3704-0044-0532-0130-00").text == "DE**-****-****-****-**30-00"
+    phone = RedactionConfig(phone="mask")
+    assert redact("手机１３８１２３４５６７８", phone).text == "手机１３８****５６７８"
+    assert redact("+44 20 7946 0958 today", phone).text == "+44 ** **** 0958 today"
 
 
 def test_overlap_goes_to_the_higher_priority_type() -> None:

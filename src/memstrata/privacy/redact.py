@@ -24,7 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ValidationError
-from .detectors import DETECTORS, PIIType, is_cn_mobile, secret_field
+from .detectors import DETECTORS, PIIType, ascii_digits, is_cn_mobile, secret_field
 
 __all__ = ["Action", "Finding", "RedactionConfig", "RedactionResult", "redact", "redact_data"]
 
@@ -199,7 +199,10 @@ def _config(config: RedactionConfig | None) -> RedactionConfig:
 
 
 def _detect(text: str) -> list[tuple[int, int, PIIType]]:
-    """Non-overlapping detections in text order: by priority, then length."""
+    """Non-overlapping detections in text order: by priority, then length. Detectors see
+    the text with its Unicode decimal digits as ASCII ones (``４５３９`` → ``4539``, the
+    same length), so the spans are those of the original."""
+    text = ascii_digits(text)
     candidates: list[tuple[int, int, int, PIIType]] = []
     for priority, (kind, detector, worth_trying) in enumerate(DETECTORS):
         if worth_trying(text):
