@@ -34,6 +34,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from ..errors import StoreError, ValidationError
+from ..store.connection import retry_locked
 from ..store.wal import WalCheckpointer, configure_wal
 from .keys import KEY_BYTES, key_check_value
 
@@ -183,17 +184,7 @@ class KeyRing:
     # -- transactions ----------------------------------------------------------------
 
     def _retry(self, fn: Callable[[], T]) -> T:
-        deadline = time.monotonic() + self.busy_timeout_s
-        delay = 0.005
-        while True:
-            try:
-                return fn()
-            except sqlite3.OperationalError as exc:
-                msg = str(exc).lower()
-                if ("locked" not in msg and "busy" not in msg) or time.monotonic() > deadline:
-                    raise
-                time.sleep(delay)
-                delay = min(delay * 2, 0.25)
+        return retry_locked(fn, self.busy_timeout_s)
 
     def _guard(self, fn: Callable[[], T]) -> T:
         try:

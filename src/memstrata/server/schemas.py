@@ -24,6 +24,7 @@ from pydantic import (
     computed_field,
 )
 
+from ..deletion import DeletionReceipt
 from ..lifecycle.maintain import MaintenanceReport
 from ..models import Entity, Fact, HistoryEvent, Hit, MemoryKind, MemoryRecord
 from ..procedural import Insight, Outcome, StrategyStats
@@ -183,21 +184,12 @@ class CountResponse(_Out):
     count: int
 
 
-class DeletionResponse(_Out):
+class DeletionResponse(DeletionReceipt):
     """The receipt of a deletion (``Memory.delete_all``, :class:`memstrata.DeletionReceipt`)
     with ``count`` and ``deleted`` (both the memories removed) kept for older clients."""
 
     count: int
     deleted: int
-    user_id: str
-    agent_id: str | None = None
-    session_id: str | None = None
-    whole_user: bool
-    memories: int
-    removed: dict[str, int]
-    remaining: dict[str, int]
-    verified: bool
-    deleted_at: datetime
 
 
 class ExportResponse(_Out):

@@ -24,7 +24,7 @@ from ..errors import StoreBusyError, StoreCorruptError, StoreError
 from .migrations import MIGRATIONS, SCHEMA_VERSION
 from .wal import WalCheckpointer, configure_wal, truncate_log
 
-__all__ = ["SQLiteConnection", "from_iso", "iso"]
+__all__ = ["SQLiteConnection", "from_iso", "iso", "retry_locked"]
 
 T = TypeVar("T")
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -41,6 +41,26 @@ def iso(dt: datetime | None) -> str | None:
 
 def from_iso(text: str | None) -> datetime | None:
     return None if text is None else datetime.fromisoformat(text)
+
+
+def retry_locked(fn: Callable[[], T], timeout_s: float) -> T:
+    """Run ``fn``, retrying with jittered exponential backoff (5 ms doubling to 250 ms)
+    while SQLite says the database is locked or busy, for at most ``timeout_s`` seconds.
+
+    Raises:
+        sqlite3.OperationalError: not a lock error, or still locked after ``timeout_s``.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            msg = str(exc).lower()
+            if ("locked" not in msg and "busy" not in msg) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.25)
 
 
 class SQLiteConnection:
@@ -203,18 +223,8 @@ class SQLiteConnection:
             raise StoreError(f"database error on {self.path}: {exc}") from exc
 
     def _retry(self, fn: Callable[[], T]) -> T:
-        """Retry ``fn`` while the database is locked by another connection, with jittered backoff."""
-        deadline = time.monotonic() + self.busy_timeout_s
-        delay = 0.005
-        while True:
-            try:
-                return fn()
-            except sqlite3.OperationalError as exc:
-                msg = str(exc).lower()
-                if ("locked" not in msg and "busy" not in msg) or time.monotonic() > deadline:
-                    raise
-                time.sleep(delay * (0.5 + random.random()))
-                delay = min(delay * 2, 0.25)
+        """Retry ``fn`` while the database is locked by another connection."""
+        return retry_locked(fn, self.busy_timeout_s)
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
