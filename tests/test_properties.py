@@ -910,3 +910,9 @@ def test_reindex_negative_batch_size_keeps_the_model_bookkeeping(tmp_path: Path)
         recorded = m.store.get_meta("embedding_model")
         # Either the vectors were re-embedded, or the store still names the old model.
         assert (ok and sizes == {4 * other.dim}) or recorded == "hashing-v1/256"
+
+
+def test_import_markdown_with_a_control_character_in_the_header_user(mem: Memory) -> None:
+    header = '<!-- memstrata:memory-md version=1 user="0\n" exported=2024-05-08T12:00:00+00:00 -->'
+    with pytest.raises(ValidationError, match="header's user"):
+        mem.import_markdown(header, user_id="u1")

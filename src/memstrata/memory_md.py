@@ -238,7 +238,12 @@ def parse_markdown(text: str) -> _Parsed:
     if header is not None:
         if int(header.group(1)) != FORMAT_VERSION:
             raise ValidationError("markdown", f"unsupported MEMORY.md version {header.group(1)}")
-        user_id = json.loads(header.group(2))
+        try:
+            user_id = json.loads(header.group(2))
+        except ValueError:  # a control character or bad escape inside the quotes
+            raise ValidationError(
+                "markdown", f"the header's user {header.group(2)!r} is not a JSON string"
+            ) from None
         exported = to_utc(header.group(3), "markdown.exported")
     items: list[_Item] = []
     kind: MemoryKind | None = None
