@@ -552,15 +552,17 @@ class SQLiteStore(SQLiteConnection):
                 f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? "
                 f"AND content_hash IN ({','.join('?' * len(part))})"
             )
-            rows = (
-                c.execute(sql, [user_id, *part]).fetchall()
-                if c
-                else self.read(sql, [user_id, *part])
-            )
+            rows = self._rows(c, sql, [user_id, *part])
             for row in rows:
                 rec = self.row_record(row)
                 out[stored.get(rec.content_hash, rec.content_hash)] = rec
         return out
+
+    def _rows(
+        self, c: sqlite3.Connection | None, sql: str, params: Sequence[Any]
+    ) -> list[tuple[Any, ...]]:
+        """Rows of ``sql`` inside ``c``'s transaction, or by a plain :meth:`read`."""
+        return c.execute(sql, params).fetchall() if c else self.read(sql, params)
 
     def select(
         self, where: str, params: Sequence[Any], *, order: str = "id", limit: int | None = None
@@ -912,11 +914,7 @@ class SQLiteStore(SQLiteConnection):
                 "AND EXISTS (SELECT 1 FROM json_each(source_ids) j "
                 f"WHERE j.value IN ({','.join('?' * len(part))}))"
             )
-            rows = (
-                c.execute(sql, [user_id, *part]).fetchall()
-                if c
-                else self.read(sql, [user_id, *part])
-            )
+            rows = self._rows(c, sql, [user_id, *part])
             for row in rows:
                 rec = self.row_record(row)
                 out[rec.id] = rec

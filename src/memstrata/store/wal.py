@@ -99,15 +99,8 @@ class WalCheckpointer:
         self.runs += 1
         busy = 1
         with contextlib.suppress(sqlite3.Error):
-            # A FULL checkpoint that cannot get the write lock within the busy timeout goes
-            # on as a PASSIVE one, without the lock: the racy case. So wait long enough.
-            normal = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
-            try:
-                conn.execute(f"PRAGMA busy_timeout = {max(normal, CHECKPOINT_BUSY_MS)}")
-                row = conn.execute("PRAGMA wal_checkpoint(FULL)").fetchone()
-                busy = int(row[0]) if row else 1
-            finally:
-                conn.execute(f"PRAGMA busy_timeout = {normal}")
+            row = _checkpoint(conn, "FULL")
+            busy = int(row[0]) if row else 1
         if busy:
             self.incomplete += 1
             self._next_try = time.monotonic() + RETRY_AFTER_S
@@ -126,12 +119,7 @@ def truncate_log(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> bool
     if str(path) == ":memory:" or conn.in_transaction:
         return str(path) == ":memory:"
     try:
-        normal = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
-        try:
-            conn.execute(f"PRAGMA busy_timeout = {max(normal, CHECKPOINT_BUSY_MS)}")
-            row = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-        finally:
-            conn.execute(f"PRAGMA busy_timeout = {normal}")
+        row = _checkpoint(conn, "TRUNCATE")
     except sqlite3.Error:
         return False
     if row is None or int(row[0]):
@@ -140,3 +128,19 @@ def truncate_log(conn: sqlite3.Connection, path: str | os.PathLike[str]) -> bool
         return os.stat(f"{os.fspath(path)}-wal").st_size == 0
     except FileNotFoundError:
         return True
+
+
+def _checkpoint(conn: sqlite3.Connection, mode: str) -> tuple[int, int, int] | None:
+    """``PRAGMA wal_checkpoint(mode)``'s row ``(busy, log frames, checkpointed)``, waiting
+    at least :data:`CHECKPOINT_BUSY_MS` for the write lock: a FULL or TRUNCATE checkpoint
+    that cannot get it in time goes on as a PASSIVE one, without the lock (the racy case).
+
+    Raises:
+        sqlite3.Error: as the pragma raises it.
+    """
+    normal = int(conn.execute("PRAGMA busy_timeout").fetchone()[0])
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {max(normal, CHECKPOINT_BUSY_MS)}")
+        return conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {normal}")
