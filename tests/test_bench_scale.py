@@ -37,6 +37,8 @@ def test_scale_slice_runs_and_keeps_recall(tmp_path: Path) -> None:
     for group in ("small_users", "big_user"):
         row = result["search"][group]
         assert row["searches"] == 30 and 0 < row["p50"] <= row["p95"] <= row["p99"]
+        cpu = row["cpu_ms"]
+        assert 0 < cpu["p50"] <= cpu["p95"] <= cpu["p99"] and len(row["loadavg_1min"]) == 2
     ann = result["ann"]
     assert ann["used"] and ann["vectors"] == 2_000 and ann["builds"] == 1
     assert ann["recall@10"] >= 0.95, ann

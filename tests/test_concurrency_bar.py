@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
-import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from helpers import all_records
+from helpers import all_records, integrity_check
 from memstrata import Memory
 from test_crash_safety import index_problems
 
@@ -208,7 +207,5 @@ def test_eight_threads_and_two_processes_write_while_a_thread_reads(db_path: Pat
         assert {("user", "sister", "anna"), ("anna", "works_at", "google")} <= set(keys)
         assert len(facts) == 3 + len(writers) * PER_WRITER
 
-    with sqlite3.connect(db_path) as raw:
-        assert raw.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        assert index_problems(raw) == {}
-    raw.close()
+    assert integrity_check(db_path) == [("ok",)]
+    assert index_problems(db_path) == {}

@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from helpers import raw_rows
 from memstrata import Memory
 from memstrata.errors import StoreError
 from memstrata.semantic.rules import RuleExtractor
@@ -169,9 +170,16 @@ def _run_once(db: Path, log: Path, start: int, rng: random.Random, campaign: Cam
             assert campaign.acked.setdefault(int(number), rid) == rid, "one message, two ids"
 
 
-def index_problems(db: sqlite3.Connection) -> dict[str, int]:
+def index_problems(db: sqlite3.Connection | Path | str) -> dict[str, int]:
     """Rows that point to something missing, or records missing their index rows, as
-    ``{problem: count}``; empty when the indexes and the graph agree with the records."""
+    ``{problem: count}``; empty when the indexes and the graph agree with the records.
+    ``db``: an open ``sqlite3`` connection, or a store's file or PostgreSQL URL."""
+
+    def count(sql: str) -> Any:
+        if isinstance(db, sqlite3.Connection):
+            return db.execute(sql).fetchone()[0]
+        return raw_rows(db, sql)[0][0]
+
     checks = {
         "memory without vectors": "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS "
         "(SELECT 1 FROM vectors v WHERE v.memory_rowid = m.rowid)",
@@ -209,7 +217,7 @@ def index_problems(db: sqlite3.Connection) -> dict[str, int]:
         "alias of no entity": "SELECT COUNT(*) FROM entity_aliases a WHERE NOT EXISTS "
         "(SELECT 1 FROM entities e WHERE e.id = a.entity_id)",
     }
-    return {name: n for name, sql in checks.items() if (n := db.execute(sql).fetchone()[0])}
+    return {name: n for name, sql in checks.items() if (n := count(sql))}
 
 
 def _duplicates(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
@@ -282,6 +290,8 @@ def test_no_acknowledged_add_is_lost_when_the_writer_is_killed(tmp_path: Path) -
 # -- a failed transaction leaves the store usable ----------------------------------------------
 
 
+# SQLite's COMMIT failing (a deferred foreign key through PRAGMA) and its file write lock.
+@pytest.mark.sqlite_only
 def test_a_commit_that_fails_is_rolled_back_and_frees_the_write_lock(db_path: Path) -> None:
     # A COMMIT can fail (disk full, I/O error); a deferred foreign key makes one fail on
     # demand. The transaction must not stay open: the handle would refuse every later
@@ -304,6 +314,8 @@ def test_a_commit_that_fails_is_rolled_back_and_frees_the_write_lock(db_path: Pa
         assert mem.store.read("SELECT COUNT(*) FROM vectors WHERE memory_rowid = -1") == [(0,)]
 
 
+# SQLite ending the transaction itself (its INSERT OR ROLLBACK conflict clause).
+@pytest.mark.sqlite_only
 def test_an_error_sqlite_rolled_back_itself_is_reported_as_it_was(db_path: Path) -> None:
     # Some errors end the transaction inside SQLite (here OR ROLLBACK; also disk full);
     # rolling back again must not replace the error with "no transaction is active".

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import time
 from pathlib import Path
 
 import pytest
 
+from helpers import is_postgres, raw_rows, table_names
 from memstrata import AsyncMemory, Memory, StoreError, ValidationError
 
 
@@ -32,23 +35,43 @@ def test_score_parts_are_reported_normalised(db_path: Path) -> None:
     ("field", "value"),
     [("user_id", ""), ("user_id", "   "), ("id", "z z"), ("importance", 5), ("content", " ")],
 )
-def test_import_holds_rows_to_the_rules_of_add(db_path: Path, field: str, value: object) -> None:
+def test_import_holds_rows_to_the_rules_of_add(
+    db_path: Path, other_db_path: Path, field: str, value: object
+) -> None:
     with Memory(db_path, embedder="hashing") as src:
         src.add("Bob lives in Porto", user_id="bob")
         rows = list(src.export())
     row = next(r for r in rows if r["type"] == "memory")
     row[field] = value
-    with Memory(db_path.with_name("dst.db"), embedder="hashing") as dst:
+    with Memory(other_db_path, embedder="hashing") as dst:
         with pytest.raises(ValidationError) as err:
             dst.import_rows(rows)
         assert err.value.field is not None and err.value.field.endswith(field)
         assert dst.stats()["memories"] == 0
 
 
-@pytest.mark.parametrize("url", ["postgres://host/db", "redis://x", "", "  "])
+@pytest.mark.parametrize("url", ["redis://x", "", "  "])
 def test_unsupported_db_urls_are_refused(tmp_path: Path, url: str) -> None:
     with pytest.raises(ValidationError, match="db"):
         Memory(url, embedder="hashing")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("scheme", ["postgres", "postgresql"])
+def test_an_unreachable_postgresql_is_reported_at_once_without_its_password(
+    tmp_path: Path, scheme: str
+) -> None:
+    pytest.importorskip("psycopg")
+    with socket.socket() as probe:  # a port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"{scheme}://memuser:s3cret-pw@127.0.0.1:{port}/memdb"
+    started = time.monotonic()
+    with pytest.raises(StoreError) as err:
+        Memory(url, embedder="hashing")
+    assert time.monotonic() - started < 10
+    assert f"{scheme}://memuser:***@127.0.0.1:{port}/memdb" in str(err.value)
+    assert "s3cret-pw" not in str(err.value) + repr(err.value.__cause__)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -98,17 +121,26 @@ def test_keyword_statistics_follow_new_memories(db_path: Path) -> None:
         assert after < before  # "Lisbon" is now common, so it weighs less
 
 
+def _contents(db: Path) -> object:
+    """Everything the store holds: the file's bytes, or (PostgreSQL) every row of every
+    table, in order."""
+    if not is_postgres(db):
+        return db.read_bytes()
+    return {t: sorted(map(repr, raw_rows(db, f'SELECT * FROM "{t}"'))) for t in table_names(db)}
+
+
 def test_a_read_only_store_can_be_searched_and_exported_but_not_written(db_path: Path) -> None:
     with Memory(db_path, embedder="hashing") as mem:
         mem.add(["river trip in May", "tea at noon"], user_id="u")
-    before = db_path.read_bytes()
+    before = _contents(db_path)
     with Memory(db_path, embedder="hashing", read_only=True) as ro:
         assert ro.search("river", user_id="u")[0].content == "river trip in May"
         assert sum(r["type"] == "memory" for r in ro.export()) == 2
         with pytest.raises(StoreError, match="read-only"):
             ro.add("something new", user_id="u")
-    assert db_path.read_bytes() == before  # not even access counts were written
-    assert sorted(p.name for p in db_path.parent.iterdir()) == [db_path.name]
+    assert _contents(db_path) == before  # not even access counts were written
+    if not is_postgres(db_path):
+        assert sorted(p.name for p in db_path.parent.iterdir()) == [db_path.name]
 
 
 def test_read_only_needs_an_existing_file(tmp_path: Path) -> None:

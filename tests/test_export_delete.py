@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import base64
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from helpers import integrity_check, is_postgres, raw_rows, table_names
 from memstrata import Memory, ValidationError
 from memstrata.cli import app
 from memstrata.deletion import DeletionReceipt, check_remaining, user_tables
@@ -67,36 +67,50 @@ def populate(mem: Memory, clock: Any) -> dict[str, Any]:
     return made
 
 
-def raw(path: Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    con = sqlite3.connect(path)
-    try:
-        return con.execute(sql, params).fetchall()
-    finally:
-        con.close()
+def raw(path: Path | str, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Rows read straight from the file (plain sqlite3) or the PostgreSQL database."""
+    return raw_rows(path, sql, params)
+
+
+def columns(path: Path, table: str) -> list[str]:
+    """The column names of ``table``, read straight from the store."""
+    if is_postgres(path):
+        sql = (
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ? "
+            "AND table_schema = current_schema() ORDER BY ordinal_position"
+        )
+        return [str(r[0]) for r in raw(path, sql, (table,))]
+    return [str(c[1]) for c in raw(path, f'PRAGMA table_info("{table}")')]
 
 
 def user_counts(path: Path, user: str) -> dict[str, int]:
-    """Rows of ``user`` per table with a user_id column, read with plain sqlite3."""
-    tables = [
-        r[0]
-        for r in raw(path, "SELECT name FROM sqlite_master WHERE type = 'table'")
-        if any(c[1] == "user_id" for c in raw(path, f'PRAGMA table_info("{r[0]}")'))
-    ]
+    """Rows of ``user`` per table with a user_id column, read with plain sqlite3 (or
+    psycopg)."""
+    tables = [t for t in sorted(table_names(path)) if "user_id" in columns(path, t)]
     return {t: raw(path, f'SELECT count(*) FROM "{t}" WHERE user_id = ?', (user,))[0][0]
             for t in tables}  # fmt: skip
 
 
 def traces(path: Path, *needles: str) -> list[tuple[str, str]]:
     """(table, column) of every text cell in the file that contains one of ``needles``
-    (every table, FTS shadow tables and vocabulary included)."""
+    (every table, FTS shadow tables and vocabulary included; on PostgreSQL every text,
+    JSON and ``tsvector`` cell of every table)."""
+    if is_postgres(path):
+        text = (
+            "pg_typeof(\"{c}\")::text IN ('text', 'character varying', 'jsonb', 'json', 'tsvector')"
+        )
+        find = 'strpos(lower("{c}"::text), ?) > 0'
+    else:
+        text = "typeof(\"{c}\") = 'text'"
+        find = 'instr(lower("{c}"), ?) > 0'
     found = []
-    for (table,) in raw(path, "SELECT name FROM sqlite_master WHERE type = 'table'"):
-        for col in raw(path, f'PRAGMA table_info("{table}")'):
+    for table in sorted(table_names(path)):
+        for col in columns(path, table):
             for needle in needles:
-                sql = (f'SELECT count(*) FROM "{table}" WHERE typeof("{col[1]}") = \'text\' '
-                       f'AND instr(lower("{col[1]}"), ?) > 0')  # fmt: skip
+                sql = (f'SELECT count(*) FROM "{table}" WHERE {text.format(c=col)} '
+                       f'AND {find.format(c=col)}')  # fmt: skip
                 if raw(path, sql, (needle.lower(),))[0][0]:
-                    found.append((table, col[1]))
+                    found.append((table, col))
     return found
 
 
@@ -115,7 +129,7 @@ def snapshot(mem: Memory, user: str) -> dict[str, Any]:
             key=lambda w: (w.session_id, w.agent_id or "") if w else ("", ""),
         ),
         "sources": raw(
-            mem.store.path,
+            getattr(mem.store, "url", mem.store.path),
             "SELECT fact_id, source_id, stated_at FROM fact_sources WHERE user_id = ? "
             "ORDER BY 1, 2",
             (user,),
@@ -125,7 +139,7 @@ def snapshot(mem: Memory, user: str) -> dict[str, Any]:
 
 def expected_removed(mem: Memory, user: str) -> dict[str, int]:
     """What the receipt should count, read independently before the deletion."""
-    path = Path(mem.store.path)
+    path = getattr(mem.store, "url", None) or Path(mem.store.path)
     counts = {t: n for t, n in user_counts(path, user).items()}
     counts["keyword_index"] = raw(
         path,
@@ -168,7 +182,11 @@ def test_receipt_counts_every_table_and_index_and_verifies(
     # Every table with a user_id column was re-checked, and every check found nothing.
     assert set(user_tables(None, wsmem)) <= set(receipt.remaining)
     assert receipt.verified and not any(receipt.remaining.values()), receipt.remaining
-    assert raw(db_path, "SELECT count(*) FROM memories_fts_vocab WHERE term = ?", (MARK,)) == [(0,)]
+    if is_postgres(db_path):
+        left = "SELECT count(*) FROM memories_fts WHERE strpos(terms, ?) > 0"
+    else:
+        left = "SELECT count(*) FROM memories_fts_vocab WHERE term = ?"
+    assert raw(db_path, left, (MARK,)) == [(0,)]
     assert snapshot(wsmem, OTHER) == bob_before  # the other user is untouched
     assert bob_before["rows"][1]["id"] in [h.id for h in wsmem.search("Porto", user_id=OTHER)]
     assert wsmem.search(f"{MARK} tea", user_id=USER) == []
@@ -188,7 +206,7 @@ def test_nothing_remains_after_a_restart_raw_file_included(
     # FTS optimize, a truncating checkpoint): while the store is still open (a server
     # keeps its log) and after it closed, the bytes hold none of the user's words.
     for when in ("open", "closed"):
-        for part in (db_path, Path(f"{db_path}-wal")):
+        for part in () if is_postgres(db_path) else (db_path, Path(f"{db_path}-wal")):
             if part.exists():
                 assert MARK.encode() not in part.read_bytes(), (when, part)
         wsmem.close()
@@ -202,8 +220,9 @@ def test_nothing_remains_after_a_restart_raw_file_included(
     # only the user said in any text cell of any table.
     counts = user_counts(db_path, USER)
     assert counts and not any(counts.values()), counts
-    assert traces(db_path, USER, MARK, "Lisbon", "4711") == []
-    assert raw(db_path, "PRAGMA integrity_check") == [("ok",)]
+    # ("locker", not the code 4711: ids are hex, and one may hold those digits)
+    assert traces(db_path, USER, MARK, "Lisbon", "locker") == []
+    assert integrity_check(db_path) == [("ok",)]
     assert user_counts(db_path, OTHER)["memories"] >= 1
 
 

@@ -3,6 +3,7 @@ reinforcement on recall, explain, archive and restore (real SQLite, a fake clock
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import sqlite3
@@ -16,6 +17,7 @@ import anyio
 import pytest
 from typer.testing import CliRunner
 
+from helpers import is_postgres
 from memstrata import AsyncMemory, Memory, NotFoundError, ValidationError
 from memstrata.cli import app
 from memstrata.lifecycle import LifecycleConfig, RetentionInput, forgetting_action, retention
@@ -230,6 +232,27 @@ def test_an_access_restarts_decay(mem: Memory, clock: Any) -> None:
     assert mem.explain(rec.id).retention.anchor == "last_accessed_at"
 
 
+@contextlib.contextmanager
+def _another_writer(db_path: Path, mem: Memory) -> Iterator[None]:
+    """Hold the store's write lock from another connection while the block runs: SQLite's
+    file lock (``BEGIN IMMEDIATE``), or the PostgreSQL store's writer lock."""
+    if is_postgres(db_path):
+        import psycopg
+
+        with psycopg.connect(str(db_path)) as pg:
+            pg.execute("SELECT pg_advisory_xact_lock(%s)", (mem.store._lock_key,))  # type: ignore[attr-defined]
+            yield
+            pg.rollback()
+        return
+    other = sqlite3.connect(db_path, timeout=0)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+        yield
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+
+
 def test_explaining_or_a_busy_or_read_only_store_does_not_count_accesses(
     mem: Memory, db_path: Path, clock: Any
 ) -> None:
@@ -240,15 +263,10 @@ def test_explaining_or_a_busy_or_read_only_store_does_not_count_accesses(
     with Memory(db_path, embedder="hashing", clock=clock, read_only=True) as ro:
         assert [h.id for h in ro.search("green tea", user_id="u")] == [rec.id]
     mem = Memory(db_path, embedder="hashing", clock=clock, extractor=None)
-    other = sqlite3.connect(db_path, timeout=0)
-    try:
-        other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+    with _another_writer(db_path, mem):
         started = time.monotonic()
         assert [h.id for h in mem.search("green tea", user_id="u")] == [rec.id]
         assert time.monotonic() - started < 5  # did not wait out the busy timeout
-        other.execute("ROLLBACK")
-    finally:
-        other.close()
     assert mem.get(rec.id).access_count == 0
     mem.search("green tea", user_id="u")
     assert mem.get(rec.id).access_count == 1

@@ -14,7 +14,7 @@ import numpy as np
 import pydantic
 import pytest
 
-from helpers import all_records
+from helpers import all_records, integrity_check
 from memstrata import Memory, NotFoundError, StoreError, ValidationError
 from memstrata.lifecycle import LifecycleConfig
 from memstrata.lifecycle.maintain import MaintenanceOptions, MaintenanceReport
@@ -699,7 +699,7 @@ def test_two_processes_maintaining_at_once_change_each_record_once(
     assert history.count("ARCHIVE") == len([r for r in records if r.archived_at])
     assert history.count("MERGE") == 2 * len([r for r in records if r.merged_into])
     assert len([r for r in records if r.kind is MemoryKind.SEMANTIC]) == expected["created"]
-    assert mem.store.read("PRAGMA integrity_check") == [("ok",)]
+    assert integrity_check(db_path) == [("ok",)]
     assert mem.maintain(now=clock.now).changes == 0
 
 

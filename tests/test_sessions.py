@@ -388,6 +388,8 @@ def test_async_end_session(tmp_path: Path) -> None:
     assert zeros(second) and second.to_json()["summary"] is None
 
 
+# An upgrade of an old SQLite file (written with SQLite's migrations 1-4).
+@pytest.mark.sqlite_only
 def test_a_store_from_before_session_only_memories_is_upgraded(db_path: Path) -> None:
     # A real schema-4 file (before session-only memories), with one memory in it.
     from memstrata.store.migrations import MIGRATIONS

@@ -140,6 +140,14 @@ def user_tables(c: sqlite3.Connection | None, mem: Memory) -> list[str]:
             return c.execute(sql, params).fetchall()
         return mem.store.read(sql, params)
 
+    if mem.store.dialect == "postgres":
+        return [
+            str(r[0])
+            for r in rows(
+                "SELECT table_name FROM information_schema.columns WHERE column_name = 'user_id' "
+                "AND table_schema = current_schema() ORDER BY table_name"
+            )
+        ]
     names = [
         str(r[0]) for r in rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
     ]
@@ -197,10 +205,12 @@ def _candidate_terms(texts: Iterable[str]) -> set[str]:
     return out
 
 
-def _unique_terms(c: sqlite3.Connection, rowids: set[int]) -> set[str]:
+def _unique_terms(c: sqlite3.Connection, rowids: set[int], dialect: str) -> set[str]:
     """Terms of the full-text index that occur only in ``rowids``' rows."""
     if not rowids:
         return set()
+    if dialect == "postgres":
+        return _pg_unique_terms(c, rowids)
     c.execute(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memstrata_fts_instances "
         "USING fts5vocab(main, memories_fts, instance)"
@@ -229,6 +239,47 @@ def _unique_terms(c: sqlite3.Connection, rowids: set[int]) -> set[str]:
     return unique
 
 
+def _pg_unique_terms(c: Any, rowids: set[int]) -> set[str]:
+    """:func:`_unique_terms` on PostgreSQL: the stored terms are the lexemes, and the
+    rows holding one are found through the GIN index."""
+    from .store.postgres import _lexeme
+
+    ordered = sorted(rowids)
+    terms: set[str] = set()
+    for start in range(0, len(ordered), _CHUNK):
+        part = ordered[start : start + _CHUNK]
+        for r in c.execute(
+            f"SELECT terms FROM memories_fts WHERE rowid IN ({','.join('?' * len(part))})", part
+        ):
+            terms.update(str(r[0]).split())
+    unique: set[str] = set()
+    for term in terms:
+        docs = {
+            int(r[0])
+            for r in c.execute(
+                "SELECT rowid FROM memories_fts WHERE tsv @@ CAST(? AS tsquery)", (_lexeme(term),)
+            )
+        }
+        if docs and docs <= rowids:
+            unique.add(term)
+    return unique
+
+
+def _pg_vocab_count(rows: Any, terms: Sequence[str]) -> int:
+    """How many of ``terms`` the PostgreSQL keyword index still holds."""
+    from .store.postgres import _lexeme
+
+    return sum(
+        int(
+            rows(
+                "SELECT EXISTS (SELECT 1 FROM memories_fts WHERE tsv @@ CAST(? AS tsquery))",
+                (_lexeme(t),),
+            )[0][0]
+        )
+        for t in terms
+    )
+
+
 def delete_scope(
     mem: Memory, user_id: str, agent_id: str | None, session_id: str | None, now: datetime
 ) -> DeletionReceipt:
@@ -245,10 +296,12 @@ def delete_scope(
     where, params = scope_where(scope)
     whole = agent_id is None and session_id is None
     evidence = _Evidence()
+    sqlite = mem.store.dialect == "sqlite"
 
     def write(c: sqlite3.Connection) -> tuple[int, dict[str, int]]:
-        # Freed pages are zeroed, so deleted text does not linger in the file's free space.
-        c.execute("PRAGMA secure_delete = ON")
+        if sqlite:
+            # Freed pages are zeroed, so deleted text does not linger in the file's free space.
+            c.execute("PRAGMA secure_delete = ON")
         tables = user_tables(c, mem)
         scope_params = [user_id, *params]
         before = _scope_counts(c, tables, where, scope_params)
@@ -268,8 +321,8 @@ def delete_scope(
                     (user_id, user_id),
                 )
             }
-            evidence.terms = _unique_terms(c, evidence.rowids)
-            terms_before = _vocab_count(c, evidence.terms)
+            evidence.terms = _unique_terms(c, evidence.rowids, mem.store.dialect)
+            terms_before = _vocab_count(c, evidence.terms, mem.store.dialect)
         gone = mem.store.delete_where(c, f"user_id = ? AND {where}", scope_params)
         count = len(gone)
         if whole:
@@ -286,8 +339,11 @@ def delete_scope(
             # Rewrite the full-text index without the deleted rows: FTS5 deletes leave
             # tombstones while the old segments (holding the user's terms) stay until a
             # merge. The cost grows with the index (a whole-user delete is rare).
-            c.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-            removed["keyword_terms"] = terms_before - _vocab_count(c, evidence.terms)
+            if sqlite:
+                c.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+            removed["keyword_terms"] = terms_before - _vocab_count(
+                c, evidence.terms, mem.store.dialect
+            )
         else:
             for _rowid, mid, uid in gone:
                 mem.store.add_history(c, mid, uid, "DELETE", None, None, now)
@@ -303,11 +359,14 @@ def delete_scope(
             removed["memories"] = count
         return count, removed
 
-    previous = int(mem.store.read("PRAGMA secure_delete")[0][0])
-    try:
+    if sqlite:
+        previous = int(mem.store.read("PRAGMA secure_delete")[0][0])
+        try:
+            count, removed = mem.store.transact(write)
+        finally:
+            mem.store.read(f"PRAGMA secure_delete = {previous}")
+    else:
         count, removed = mem.store.transact(write)
-    finally:
-        mem.store.read(f"PRAGMA secure_delete = {previous}")
     if whole:
         if not isinstance(mem.sessions, SQLiteSessionStore):
             # Another server: after the store's commit.
@@ -342,7 +401,9 @@ def delete_scope(
     )
 
 
-def _vocab_count(c: sqlite3.Connection, terms: set[str]) -> int:
+def _vocab_count(c: sqlite3.Connection, terms: set[str], dialect: str) -> int:
+    if dialect == "postgres":
+        return _pg_vocab_count(lambda sql, p: c.execute(sql, p).fetchall(), sorted(terms))
     found = 0
     ordered = sorted(terms)
     for start in range(0, len(ordered), _CHUNK):
@@ -446,8 +507,12 @@ def check_remaining(
         left["vector_cache"] = len(held & set(ids))
     if not whole:
         return left
-    left["keyword_terms"] = _count_in(
-        mem, "SELECT count(*) FROM memories_fts_vocab WHERE term", sorted(set(terms))
+    left["keyword_terms"] = (
+        _pg_vocab_count(read, sorted(set(terms)))
+        if mem.store.dialect == "postgres"
+        else _count_in(
+            mem, "SELECT count(*) FROM memories_fts_vocab WHERE term", sorted(set(terms))
+        )
     )
     mids = sorted(set(memory_ids))
     left["history_of_deleted"] = _count_in(

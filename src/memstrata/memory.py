@@ -55,6 +55,7 @@ from .semantic.extractors import get_extractor
 from .semantic.service import Pending, SemanticLayer
 from .semantic.types import ExtractedFact, Extractor
 from .session_api import SessionAPI
+from .store.postgres import PostgresStore, is_postgres_url, redact_url
 from .store.sqlite import SQLiteStore, parse_db_url
 from .summarizers import Summarizer, get_summarizer
 from .working import (
@@ -153,7 +154,15 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         privacy: RedactionConfig | str | bool | None = "default",
         encryption: EncryptionConfig | bool | None = None,
     ) -> None:
-        self.path = parse_db_url(path if path is not None else default_db_path())
+        target = os.fspath(path) if path is not None else default_db_path()
+        postgres = is_postgres_url(str(target))
+        self.path = redact_url(str(target)) if postgres else parse_db_url(target)
+        if postgres and encryption not in (None, False):
+            raise ValidationError(
+                "encryption",
+                "encryption at rest is available on the SQLite store only; on PostgreSQL "
+                "use the server's disk or tablespace encryption",
+            )
         crypto_config = resolve_encryption(encryption)
         master_key = crypto_config.load_key() if crypto_config is not None else None
         self.embedder = get_embedder(embedder)
@@ -165,7 +174,11 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         self.lifecycle = lifecycle or LifecycleConfig()
         self.privacy: RedactionConfig | None = resolve_privacy(privacy)
         self._clock = clock or (lambda: datetime.now(UTC))
-        self.store = SQLiteStore(self.path, read_only=read_only)
+        self.store: SQLiteStore = (
+            PostgresStore(str(target), read_only=read_only)
+            if postgres
+            else SQLiteStore(self.path, read_only=read_only)
+        )
         self.keyring: KeyRing | None = None
         try:
             self.keyring = _open_encryption(self.store, crypto_config, master_key)
@@ -429,8 +442,9 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         def write(c: sqlite3.Connection) -> dict[str, MemoryRecord]:
             stored: dict[str, MemoryRecord] = {}
             inserted: set[str] = set()
-            for r in new:
-                if self.store.insert(c, r, terms[r.id], vec_of[r.id]) is None:
+            done = self.store.insert_many(c, [(r, terms[r.id], vec_of[r.id]) for r in new])
+            for r, ok in zip(new, done, strict=True):
+                if not ok:
                     # Another writer stored the same content meanwhile: return theirs.
                     stored.update(self.store.find_by_hash(c, user_id, [r.content_hash]))
                 else:
@@ -711,6 +725,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             kinds=tuple(v.kind(k, "kinds").value for k in kinds) if kinds else None,
             filter=parse_filter(filters) if filters else None,
             encrypted=self.store.crypto is not None,
+            dialect=self.store.dialect,
         )
 
     def get(self, memory_id: str, *, user_id: str | None = None) -> MemoryRecord:

@@ -18,6 +18,11 @@ token back as one term. Queries become a list of terms (:func:`query_terms`) tha
 :func:`fts_match_expression` turns into an FTS5 expression in which every term is a
 quoted string, so user input is never read as FTS5 syntax.
 
+A plain store indexes each user's terms under the user's tag (:func:`user_term_tag`,
+:func:`tag_terms`): ``kalomi`` of user ``u1`` is stored as ``<12 hex digits>kalomi``, so
+the full-text index holds one posting list per user and term, and a search reads only
+its user's postings, not those of every user of the store.
+
 jieba is loaded on first use (about 0.5 s with its dictionary cache, 1.7 s without), once
 per process and thread-safely, with its logging silenced and its dictionary cache kept
 in the per-user cache directory (``<user cache dir>/memstrata/jieba``, falling back to
@@ -43,6 +48,8 @@ __all__ = [
     "index_terms",
     "is_cjk",
     "query_terms",
+    "tag_terms",
+    "user_term_tag",
 ]
 
 # Code point ranges (inclusive) of the letters that unicode61 cannot segment.
@@ -166,6 +173,43 @@ def index_terms(text: str) -> str:
         Japanese and Korean as character bigrams. ``""`` when ``text`` has no word.
     """
     return " ".join(_tokens(text))
+
+
+#: Length of a user's term tag (:func:`user_term_tag`): 12 hex digits, 48 bits.
+USER_TAG_LEN = 12
+# The tag is a polynomial hash of the user id's code points, base 31, modulo the largest
+# prime below 2**48. Schema migration 7 (store/migrations.py) computes the same hash in
+# SQL to convert existing stores, so both must change together (they never should).
+_TAG_BASE = 31
+_TAG_PRIME = 2**48 - 59
+
+
+@functools.lru_cache(maxsize=65536)
+def user_term_tag(user_id: str) -> str:
+    """The prefix of a user's terms in a plain store's keyword index.
+
+    ``h = 0; h = (31 * h + ord(ch)) mod (2**48 - 59)`` over the characters of
+    ``user_id`` (a polynomial string hash, Karp & Rabin 1987), as 12 lower-case hex
+    digits: only ASCII letters and digits, so ``unicode61`` keeps tag and term in one
+    token. Two users whose tags collide (about 1 in 2**48 per pair) share posting
+    lists; searches still filter by ``user_id``, so that costs time, never a wrong hit.
+
+    Args:
+        user_id: the user's id.
+
+    Returns:
+        A string of :data:`USER_TAG_LEN` characters ``[0-9a-f]``.
+    """
+    h = 0
+    for ch in user_id:
+        h = (h * _TAG_BASE + ord(ch)) % _TAG_PRIME
+    return f"{h:0{USER_TAG_LEN}x}"
+
+
+def tag_terms(tag: str, terms: str) -> str:
+    """Space-separated ``terms`` (from :func:`index_terms`) each prefixed with ``tag``
+    (``user_term_tag``): ``tag_terms("t", "a b") == "ta tb"``; ``""`` stays ``""``."""
+    return " ".join(tag + t for t in terms.split())
 
 
 def query_terms(text: str) -> list[str]:

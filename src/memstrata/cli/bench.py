@@ -304,7 +304,13 @@ def scale(
         int | None,
         typer.Option(min=0, help="Memories of the one big user.", show_default="min(100k, n/2)"),
     ] = None,
-    backend: Annotated[Literal["sqlite"], typer.Option(help="Store backend.")] = "sqlite",
+    backend: Annotated[
+        Literal["sqlite", "postgres"],
+        typer.Option(
+            help="Store backend: the embedded SQLite file, or PostgreSQL "
+            "($MEMSTRATA_BENCH_PG_URL, else an embedded PostgreSQL started for the run)."
+        ),
+    ] = "sqlite",
     queries: Annotated[int, typer.Option(min=1, help="Timed searches per group.")] = 200,
     batch: Annotated[int, typer.Option(min=1, help="Messages per add call.")] = 100,
     seed: Annotated[int, typer.Option(help="Data seed.")] = 0,

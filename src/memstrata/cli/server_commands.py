@@ -25,6 +25,7 @@ from ..server.settings import (
     parse_duration,
     require_server_extra,
 )
+from ..store.postgres import is_postgres_url
 from ..store.sqlite import SQLiteStore
 from ._common import _emit, _print_table, _say, _state, app
 
@@ -138,6 +139,12 @@ def _check_encryption(db: str | None) -> None:
     config = resolve_encryption(True)
     assert config is not None  # True always gives a config (or raises)
     key = config.load_key()
+    if db is not None and is_postgres_url(db):
+        raise ValidationError(
+            "MEMSTRATA_MASTER_KEY",
+            "encryption at rest is available on the SQLite store only; unset it for a "
+            "PostgreSQL --db",
+        )
     path = parse_db_url(db) if db is not None else None
     if path is None or path == ":memory:" or not Path(path).exists():
         return

@@ -55,6 +55,7 @@ __all__ = [
     "Op",
     "Or",
     "Scalar",
+    "compile_postgres",
     "compile_sqlite",
     "compile_udf",
     "filter_from_json",
@@ -416,6 +417,101 @@ def _fixed_type(value: Scalar) -> str:
 
 def _marks(values: list[Any]) -> str:
     return ", ".join("?" * len(values))
+
+
+# -------------------------------------------------------------- PostgreSQL compiler
+
+
+def compile_postgres(f: Filter, column: str = "metadata") -> tuple[str, list[Any]]:
+    """Compile ``f`` to a PostgreSQL boolean expression over a JSON text column (the
+    PostgreSQL store keeps metadata as text, like SQLite; it is read with ``jsonb``).
+
+    The expression is never NULL and agrees with :func:`matches` and
+    :func:`compile_sqlite` on every input: numbers compare as numbers (JSON booleans are
+    not numbers), texts compare byte-wise (``COLLATE "C"``, SQLite's order), ``contains``
+    looks into arrays and, for a text, into the text. Placeholders are ``?`` (the store
+    translates them, :mod:`memstrata.store.pgsql`).
+
+    Args:
+        f: a parsed filter.
+        column: the JSON column, a plain or table-qualified identifier (``"m.metadata"``).
+
+    Returns:
+        ``(sql, params)`` for ``WHERE <sql>``.
+
+    Raises:
+        ValidationError: ``column`` is not an identifier.
+    """
+    if not _COLUMN.match(column):
+        raise ValidationError("column", f"not an SQL identifier: {column!r}")
+    params: list[Any] = []
+    return _pg(f, column, params), params
+
+
+def _pg(f: Filter, col: str, params: list[Any]) -> str:
+    if isinstance(f, And):
+        return "(" + " AND ".join(_pg(item, col, params) for item in f.items) + ")"
+    if isinstance(f, Or):
+        return "(" + " OR ".join(_pg(item, col, params) for item in f.items) + ")"
+    if isinstance(f, Not):
+        return f"(NOT {_pg(f.item, col, params)})"
+    return _pg_compare(f, col, params)
+
+
+def _pg_compare(f: Compare, col: str, params: list[Any]) -> str:
+    if f.op in (Op.NE, Op.NIN):
+        positive = Compare(f.key, Op.EQ if f.op is Op.NE else Op.IN, f.value)
+        return f"(NOT {_pg_compare(positive, col, params)})"
+    value = f"({col}::jsonb -> CAST(? AS text))"  # the key's JSON value, NULL when missing
+    kind = f"jsonb_typeof({value})"
+    text = f"({col}::jsonb ->> CAST(? AS text))"
+    key = f.key
+    parts: list[str] = []
+    if f.op in (Op.EQ, Op.IN):
+        values = _operands(f)
+        texts = [x for x in values if isinstance(x, str)]
+        numbers = [x for x in values if _number(x) is not None]
+        fixed = sorted({_fixed_type(x) for x in values if x is None or isinstance(x, bool)})
+        if texts:
+            params += [key, key, *texts]
+            parts.append(f"({kind} = 'string' AND {text} IN ({_marks(texts)}))")
+        if numbers:
+            params += [key, key, *numbers]
+            parts.append(f"({kind} = 'number' AND CAST({text} AS numeric) IN ({_marks(numbers)}))")
+        for name in fixed:
+            params += [key]
+            parts.append(f"({kind} = 'null')" if name == "null" else f"({value}::text = '{name}')")
+        sql = " OR ".join(parts) if parts else "FALSE"
+    elif f.op is Op.CONTAINS:
+        target = _operands(f)[0]
+        operand: Scalar = None
+        if isinstance(target, str):
+            member, operand = "jsonb_typeof(e) = 'string' AND e #>> '{}' = ?", target
+        elif _number(target) is not None:
+            member = "jsonb_typeof(e) = 'number' AND CAST(e #>> '{}' AS numeric) = ?"
+            operand = target
+        else:
+            name = _fixed_type(target)
+            member = "jsonb_typeof(e) = 'null'" if name == "null" else f"e::text = '{name}'"
+        params += [key, key, key]  # the type test, then the CASE's two reads of the value
+        if operand is not None:
+            params.append(operand)
+        sql = (
+            f"({kind} = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements("
+            f"CASE WHEN jsonb_typeof({value}) = 'array' THEN {value} ELSE '[]'::jsonb END) AS e "
+            f"WHERE {member}))"
+        )
+        if isinstance(target, str):
+            params += [key, key, target]
+            sql += f" OR ({kind} = 'string' AND strpos({text}, ?) > 0)"
+    else:
+        if isinstance(f.value, str):
+            params += [key, key, f.value]
+            sql = f"{kind} = 'string' AND {text} COLLATE \"C\" {_SQL_ORDER[f.op]} ?"
+        else:
+            params += [key, key, f.value]
+            sql = f"{kind} = 'number' AND CAST({text} AS numeric) {_SQL_ORDER[f.op]} ?"
+    return f"COALESCE(({sql}), FALSE)"
 
 
 # ------------------------------------------------- encrypted stores: Python in SQL

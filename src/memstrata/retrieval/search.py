@@ -37,9 +37,9 @@ from ..store.graph import GraphStore, normalize_name
 from ..store.sqlite import RankSignals, SQLiteStore
 from ..textproc import fts_match_expression, query_terms
 from . import fusion
-from .ann import AnnConfig, UserAnn, ann_candidates
+from .ann import AnnConfig, LazyCosines, UserAnn, ann_candidates
 from .bm25 import bm25_scores, idf
-from .filters import Filter, compile_sqlite, compile_udf
+from .filters import Filter, compile_postgres, compile_sqlite, compile_udf
 
 __all__ = [
     "Scope",
@@ -65,6 +65,8 @@ class Scope:
     filter: Filter | None = None
     #: The store is encrypted: the metadata filter runs in Python on decrypted metadata.
     encrypted: bool = False
+    #: The store's SQL dialect (``store.dialect``): how the metadata filter is compiled.
+    dialect: str = "sqlite"
 
 
 def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
@@ -82,11 +84,12 @@ def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
         parts.append(f"{prefix}kind IN ({','.join('?' * len(scope.kinds))})")
         params.extend(scope.kinds)
     if scope.filter is not None:
-        sql, fparams = (
-            compile_udf(scope.filter, prefix)
-            if scope.encrypted
-            else compile_sqlite(scope.filter, column=f"{prefix}metadata")
-        )
+        if scope.encrypted:
+            sql, fparams = compile_udf(scope.filter, prefix)
+        elif scope.dialect == "postgres":
+            sql, fparams = compile_postgres(scope.filter, column=f"{prefix}metadata")
+        else:
+            sql, fparams = compile_sqlite(scope.filter, column=f"{prefix}metadata")
         parts.append(f"({sql})")
         params.extend(fparams)
     return (" AND ".join(parts) or "1"), params
@@ -261,7 +264,9 @@ class Searcher:
         self.vectors = VectorCache(store, embedder.dim)
         #: When a user's vector search goes through the ANN index (retrieval.ann).
         self.ann = AnnConfig()
-        self._stats: tuple[tuple[int, int], int, float] | None = None
+        # BM25 collection statistics per user, with the store's change token they hold for.
+        self._stats: dict[str, tuple[object, tuple[int, float]]] = {}
+        self._stats_token: object = None
         self.last_embed_seconds = 0.0
 
     def search(self, req: SearchRequest) -> list[Hit]:
@@ -507,7 +512,7 @@ class Searcher:
         )
         if not rows:
             return
-        n_docs, avg_len = self._text_stats()
+        n_docs, avg_len = self._text_stats(req.scope.user_id)
         df = self.store.term_doc_counts(terms)
         scores = bm25_scores(terms, [text.split() for _, text in rows], df, n_docs, avg_len)
         # A document holding every query term once, at average length, scores Σ idf.
@@ -546,12 +551,28 @@ class Searcher:
             )
         return out
 
-    def _text_stats(self) -> tuple[int, float]:
-        """The store's BM25 collection statistics, recomputed when its data changes."""
-        token = self.store.change_token()
-        if self._stats is None or self._stats[0] != token:
-            self._stats = (token, *self.store.text_stats())
-        return self._stats[1], self._stats[2]
+    #: Users whose BM25 statistics are kept between searches (all are dropped at once
+    #: when this many are held, and when the store changes: a deleted user's counts do
+    #: not outlive the next search).
+    STATS_USERS = 4096
+
+    def _text_stats(self, user_id: str) -> tuple[int, float]:
+        """BM25 collection statistics ``(N, mean length)``, recomputed when the store's
+        data changes. The keyword index holds per-user terms (so document
+        frequencies are per user), N is the user's record count, to match; the mean
+        length is the store's (a property of the kind of text, not of the user, and one
+        read; :meth:`SQLiteStore.text_stats`). The PostgreSQL store does the same."""
+        token = self.store.change_token()  # read first: a change while computing shows
+        if token != self._stats_token:
+            self._stats, self._stats_token = {}, token
+        kept = self._stats.get(user_id)
+        if kept is not None and kept[0] == token:
+            return kept[1]
+        stats = self.store.text_stats(user_id)
+        if len(self._stats) >= self.STATS_USERS:
+            self._stats = {}
+        self._stats[user_id] = (token, stats)
+        return stats
 
     # -- scoring ---------------------------------------------------------------------
 
@@ -564,7 +585,11 @@ class Searcher:
     ) -> dict[str, np.ndarray]:
         cfg = self.config
         nan = float("nan")
-        cos = np.array([cands.cosine.get(r, nan) for r in rowids], dtype=np.float64)
+        cos = (
+            cands.cosine.many(rowids)
+            if isinstance(cands.cosine, LazyCosines)
+            else np.array([cands.cosine.get(r, nan) for r in rowids], dtype=np.float64)
+        )
         bm25 = np.array([cands.bm25.get(r, nan) for r in rowids], dtype=np.float64)
         has_vec, has_kw = ~np.isnan(cos), ~np.isnan(bm25)
         use_vec = req.mode != "keyword"

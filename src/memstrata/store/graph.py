@@ -741,7 +741,7 @@ class GraphStore:
         if start is None:
             return [], []
         current = "" if include_history else "AND f.valid_to IS NULL"
-        if _MULTI_ARM_CTE:
+        if _MULTI_ARM_CTE and self.store.dialect == "sqlite":
             # Each hop looks edges up by index from both ends, so the cost follows the
             # neighbourhood, not the size of the user's graph. ("+" keeps SQLite from
             # walking the partial object index for the subject side.)
@@ -773,7 +773,7 @@ class GraphStore:
                 WHERE f.user_id = ? AND f.object_id IS NOT NULL {current}
             ),
             reach(id, hop) AS (
-                SELECT ?, 0
+                SELECT CAST(? AS TEXT), 0
                 UNION
                 SELECT e.b, r.hop + 1 FROM reach r JOIN edges e ON e.a = r.id
                 WHERE r.hop < ?
@@ -1044,7 +1044,10 @@ class GraphStore:
         users = (
             [user_id]
             if user_id is not None
-            else [r[0] for r in self.store.read("SELECT DISTINCT user_id FROM entities")]
+            else [
+                r[0]
+                for r in self.store.read("SELECT DISTINCT user_id FROM entities ORDER BY user_id")
+            ]
         )
         return [e for u in users for e in self.entities(u)]
 

@@ -192,6 +192,42 @@ MIGRATIONS: list[list[str]] = [
             WHERE expires_at IS NOT NULL OR superseded_by IS NOT NULL
                OR archived_at IS NOT NULL OR merged_into IS NOT NULL""",
     ],
+    # 7: per-user keyword terms. A plain store prefixes each indexed term with its user's
+    # tag (textproc.user_term_tag: a polynomial hash of the user id, base 31 modulo
+    # 2**48 - 59, as 12 hex digits, computed here in SQL the same way), so that a keyword
+    # search reads its user's posting lists only, not every user's. Encrypted stores
+    # already index per-user blind terms and keep them. The full-text index (and its
+    # vocabulary table) is rebuilt from the converted terms, which leaves it compact.
+    [
+        """CREATE TEMP TABLE ms_user_tags (user_id TEXT PRIMARY KEY, tag TEXT NOT NULL)""",
+        """INSERT INTO temp.ms_user_tags
+            WITH RECURSIVE h (user_id, i, v) AS (
+                SELECT DISTINCT user_id, 1, 0 FROM memories
+                UNION ALL
+                SELECT user_id, i + 1,
+                       (v * 31 + unicode(substr(user_id, i, 1))) % 281474976710597
+                FROM h WHERE i <= length(user_id)
+            )
+            SELECT user_id, printf('%012x', v) FROM h WHERE i = length(user_id) + 1""",
+        """CREATE TEMP TABLE ms_terms AS
+            SELECT f.rowid AS rowid, CASE
+                WHEN t.tag IS NULL OR f.terms = ''
+                     OR EXISTS (SELECT 1 FROM meta WHERE key = 'encryption') THEN f.terms
+                ELSE t.tag || replace(f.terms, ' ', ' ' || t.tag) END AS terms
+            FROM memories_fts f
+            LEFT JOIN memories m ON m.rowid = f.rowid
+            LEFT JOIN temp.ms_user_tags t ON t.user_id = m.user_id""",
+        """DROP TABLE memories_fts_vocab""",
+        """DROP TABLE memories_fts""",
+        """CREATE VIRTUAL TABLE memories_fts USING fts5 (
+            terms, tokenize = 'unicode61 remove_diacritics 2'
+        )""",
+        """CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab (memories_fts, 'row')""",
+        """INSERT INTO memories_fts (rowid, terms)
+            SELECT rowid, terms FROM temp.ms_terms ORDER BY rowid""",
+        """DROP TABLE temp.ms_terms""",
+        """DROP TABLE temp.ms_user_tags""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -20,6 +20,7 @@ import numpy as np
 from ..crypto.cipher import FieldCipher
 from ..errors import StoreError, ValidationError
 from ..models import HistoryEvent, MemoryKind, MemoryRecord, new_id
+from ..textproc import tag_terms, user_term_tag
 from .connection import SQLiteConnection, from_iso, iso
 
 __all__ = ["AccessState", "RankSignals", "SQLiteStore", "iso", "parse_db_url"]
@@ -112,6 +113,8 @@ class SQLiteStore(SQLiteConnection):
     """
 
     crypto: FieldCipher | None = None
+    #: The SQL dialect the store speaks (``"sqlite"``; ``"postgres"`` for the server store).
+    dialect = "sqlite"
 
     # -- encryption ----------------------------------------------------------------------
 
@@ -192,13 +195,19 @@ class SQLiteStore(SQLiteConnection):
         return self.crypto.keyed_hash(user_id, "content_hash", content_hash, create=create)
 
     def _terms(self, user_id: str, terms: str) -> str:
-        return terms if self.crypto is None else self.crypto.blind_terms(user_id, terms)
+        # Per-user terms: tagged by user in a plain store (textproc.user_term_tag),
+        # blinded under the user's key in an encrypted one.
+        if self.crypto is None:
+            return tag_terms(user_term_tag(user_id), terms)
+        return self.crypto.blind_terms(user_id, terms)
 
     def blind_query_terms(self, user_id: str, terms: Sequence[str]) -> list[str]:
-        """Query terms as the keyword index holds them: as given for a plain store, their
-        blind forms (per user) for an encrypted one."""
+        """Query terms as the keyword index holds them, per user: prefixed with the
+        user's tag (:func:`~memstrata.textproc.user_term_tag`) for a plain store, their
+        blind forms for an encrypted one."""
         if self.crypto is None:
-            return list(terms)
+            tag = user_term_tag(user_id)
+            return [tag + t for t in terms]
         return self.crypto.blind_query(user_id, list(terms))
 
     # -- records -------------------------------------------------------------------------
@@ -268,6 +277,14 @@ class SQLiteStore(SQLiteConnection):
             self.add_history(c, record.id, record.user_id, "ADD", None, record, record.created_at)
         return record
 
+    def insert_many(
+        self, c: sqlite3.Connection, items: Sequence[tuple[MemoryRecord, str, np.ndarray]]
+    ) -> list[bool]:
+        """:meth:`insert` for each ``(record, terms, vectors)`` (with its ADD history
+        event), in order, inside ``c``'s transaction; for each, whether it was inserted
+        (``False``: the user already has a record with that content hash)."""
+        return [self.insert(c, r, t, v) is not None for r, t, v in items]
+
     def as_stored(self, record: MemoryRecord) -> MemoryRecord:
         """``record`` as reads return it: on an encrypted store its dedup key is the keyed
         hash that is stored, never the plain SHA-256 of the text (which would let anyone
@@ -307,11 +324,10 @@ class SQLiteStore(SQLiteConnection):
 
     def replace_terms(self, c: sqlite3.Connection, memory_id: str, terms: str) -> None:
         """Replace a record's keyword terms only (its vectors stay)."""
-        if self.crypto is not None:
-            row = c.execute("SELECT user_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
-            if row is None:
-                return
-            terms = self._terms(str(row[0]), terms)
+        row = c.execute("SELECT user_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            return
+        terms = self._terms(str(row[0]), terms)
         c.execute(
             "UPDATE memories_fts SET terms = ? WHERE rowid = "
             "(SELECT rowid FROM memories WHERE id = ?)",
@@ -436,7 +452,7 @@ class SQLiteStore(SQLiteConnection):
         c.execute(
             "INSERT INTO user_generation VALUES (?, 1 + COALESCE((SELECT CAST(value AS "
             "INTEGER) FROM meta WHERE key = 'generation_floor'), 0)) ON CONFLICT(user_id) "
-            "DO UPDATE SET generation = generation + 1",
+            "DO UPDATE SET generation = user_generation.generation + 1",
             (user_id,),
         )
 
@@ -452,7 +468,7 @@ class SQLiteStore(SQLiteConnection):
             return 0
         c.execute(
             "INSERT INTO meta VALUES ('generation_floor', ?) ON CONFLICT(key) DO UPDATE SET "
-            "value = MAX(CAST(value AS INTEGER), CAST(excluded.value AS INTEGER))",
+            "value = CAST(MAX(CAST(meta.value AS INTEGER), CAST(excluded.value AS INTEGER)) AS TEXT)",
             (str(int(row[0])),),
         )
         return c.execute("DELETE FROM user_generation WHERE user_id = ?", (user_id,)).rowcount
@@ -629,7 +645,7 @@ class SQLiteStore(SQLiteConnection):
         c: sqlite3.Connection,
         e: HistoryEvent,
         *,
-        conflict: str = " ON CONFLICT(id) DO NOTHING",
+        conflict: str = " ON CONFLICT DO NOTHING",
     ) -> None:
         """Write one history event (encrypted fields sealed); an existing id is kept."""
         u, h = e.user_id, e.id
@@ -694,18 +710,50 @@ class SQLiteStore(SQLiteConnection):
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
     ) -> list[tuple[int, str]]:
         """Rows of a user matching an FTS5 expression, best first by FTS5's own BM25:
-        ``[(rowid, indexed terms)]``; scores are computed by the caller."""
+        ``[(rowid, indexed terms)]``; scores are computed by the caller.
+
+        The index holds per-user terms, so the matches are (nearly always) the user's
+        own. The best ``2 * limit`` of them are ranked in the index alone and checked
+        against ``memories`` (user, ``where``) afterwards: when ``limit`` pass, or there
+        are no more matches, these are the answer; otherwise (a narrow scope filtered
+        most of them out) the ranking is redone joined with ``memories``. That joins
+        ``2 * limit`` rows instead of every match (a big user's common word)."""
+        n = max(int(limit), 0)
+        head = [
+            int(r[0])
+            for r in self.read(
+                "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+                f"ORDER BY bm25(memories_fts) LIMIT {2 * n}",
+                [match],
+            )
+        ]
+        if not head:
+            return []
+        # "+m.user_id": look the rows up by rowid; without ANALYZE statistics the planner
+        # would rather scan the user's index (100k entries for a big user: 10 ms).
+        ok = {
+            int(r[0]): str(r[1])
+            for r in self.read(
+                "SELECT m.rowid, f.terms FROM memories m JOIN memories_fts f ON f.rowid = m.rowid "
+                f"WHERE m.rowid IN ({','.join('?' * len(head))}) AND +m.user_id = ? AND {where}",
+                [*head, user_id, *params],
+            )
+        }
+        kept = [(r, ok[r]) for r in head if r in ok]
+        if len(kept) >= n or len(head) < 2 * n:
+            return kept[:n]
         rows = self.read(
             "SELECT m.rowid, memories_fts.terms FROM memories_fts "
             "JOIN memories m ON m.rowid = memories_fts.rowid "
             f"WHERE memories_fts MATCH ? AND m.user_id = ? AND {where} "
-            f"ORDER BY bm25(memories_fts) LIMIT {int(limit)}",
+            f"ORDER BY bm25(memories_fts) LIMIT {n}",
             [match, user_id, *params],
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
     def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many records of the store hold each term (from the FTS5 vocabulary)."""
+        """How many records hold each term (from the FTS5 vocabulary): terms as
+        :meth:`blind_query_terms` gives them are per user, so these are the user's."""
         if not terms:
             return {}
         rows = self.read(
@@ -714,11 +762,41 @@ class SQLiteStore(SQLiteConnection):
         )
         return {str(t): int(d) for t, d in rows}
 
-    def text_stats(self) -> tuple[int, float]:
-        """``(records, mean indexed terms per record)`` of the store, for BM25."""
-        n = int(self.read("SELECT COUNT(*) FROM memories")[0][0])
-        total = int(self.read("SELECT COALESCE(SUM(cnt), 0) FROM memories_fts_vocab")[0][0])
-        return n, (total / n if n else 0.0)
+    def text_stats(self, user_id: str | None = None) -> tuple[int, float]:
+        """``(records, mean indexed terms per record)`` for BM25: the records of
+        ``user_id`` (of the store when ``None``) and the store's mean length.
+
+        The mean comes from FTS5's own totals (rows and tokens, kept in the index's
+        "averages" record, the figures its ``bm25()`` uses): one read, where summing the
+        vocabulary scans every term (300 ms at 1M records). Falls back to that sum if the
+        record cannot be read."""
+        rows, tokens = -1, 0
+        blob = self.read("SELECT block FROM memories_fts_data WHERE id = 1")
+        if blob and isinstance(blob[0][0], bytes):
+            data, at = blob[0][0], 0
+            values: list[int] = []
+            while at < len(data) and len(values) < 2:  # SQLite varints (1-9 bytes)
+                value, used = 0, 0
+                while used < 9 and at < len(data):
+                    byte = data[at]
+                    at, used = at + 1, used + 1
+                    if used == 9:
+                        value = (value << 8) | byte
+                        break
+                    value = (value << 7) | (byte & 0x7F)
+                    if byte < 0x80:
+                        break
+                values.append(value)
+            if len(values) == 2:
+                rows, tokens = values
+        if rows < 0:
+            rows = int(self.read("SELECT COUNT(*) FROM memories_fts")[0][0])
+            tokens = int(self.read("SELECT COALESCE(SUM(cnt), 0) FROM memories_fts_vocab")[0][0])
+        mean = tokens / rows if rows > 0 else 0.0
+        if user_id is None:
+            return int(self.read("SELECT COUNT(*) FROM memories")[0][0]), mean
+        n = self.read("SELECT COUNT(*) FROM memories WHERE user_id = ?", (user_id,))[0][0]
+        return int(n), mean
 
     def change_token(self) -> tuple[int, int]:
         """Changes when the indexed data changes: by another connection (SQLite's
@@ -997,7 +1075,7 @@ class SQLiteStore(SQLiteConnection):
             self.add_source(c, survivor_id, source)
         c.execute(
             "UPDATE memories SET importance = MAX(importance, ?), access_count = access_count + 1, "
-            "last_accessed_at = CASE WHEN ? IS NOT NULL AND (last_accessed_at IS NULL "
+            "last_accessed_at = CASE WHEN CAST(? AS TEXT) IS NOT NULL AND (last_accessed_at IS NULL "
             "OR last_accessed_at < ?) THEN ? ELSE last_accessed_at END WHERE id = ?",
             (importance, iso(restated_at), iso(restated_at), iso(restated_at), survivor_id),
         )

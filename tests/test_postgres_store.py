@@ -1,0 +1,129 @@
+"""What only the PostgreSQL store has: its URL options, pgvector's HNSW search, keys
+ready for Citus, refusals, and several processes' worth of pooled connections. The
+store contract itself runs on PostgreSQL through the ``db_path`` fixture (conftest)."""
+
+from __future__ import annotations
+
+import threading
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import pytest
+
+from memstrata import Memory, StoreError, ValidationError
+from memstrata.store.postgres import PostgresStore, redact_url
+
+
+def _with_query(url: str, extra: str) -> str:
+    parts = urlsplit(url)
+    query = f"{parts.query}&{extra}" if parts.query else extra
+    return urlunsplit(parts._replace(query=query))
+
+
+def test_hnsw_search_matches_exact_search(pg_url: str) -> None:
+    url = _with_query(pg_url, "hnsw=on")
+    rng = np.random.default_rng(7)
+    with Memory(url, embedder="hashing", extractor=None) as mem:
+        store = mem.store
+        assert isinstance(store, PostgresStore) and store.hnsw
+        mem.add([f"note number {i} about topic {i % 13}" for i in range(400)], user_id="u")
+        mem.add([f"other user's note {i}" for i in range(50)], user_id="v")
+        rowids, matrix = store.load_vectors("u", mem.embedder.dim)
+        assert (
+            store.read("SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'vectors_hnsw_%'")[0][
+                0
+            ]
+            == 1
+        )
+        hits = 0
+        for _ in range(20):
+            q = matrix[rng.integers(len(matrix))] + 0.05 * rng.standard_normal(matrix.shape[1])
+            q = (q / np.linalg.norm(q)).astype(np.float32)
+            exact = set(rowids[np.argsort(-(matrix @ q))[:10]].tolist())
+            found = store.vector_search("u", q, 10)
+            assert len(found) == 10
+            assert set(r for r, _ in found) <= set(rowids.tolist())  # never another user's
+            assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
+            hits += len(exact & {r for r, _ in found})
+        assert hits / 200 >= 0.95
+
+
+def test_without_the_option_no_hnsw_index_is_kept(pg_url: str) -> None:
+    with Memory(pg_url, embedder="hashing", extractor=None) as mem:
+        mem.add("a note", user_id="u")
+        assert not mem.store.hnsw  # type: ignore[attr-defined]
+        sql = "SELECT count(*) FROM pg_indexes WHERE indexname LIKE 'vectors_hnsw_%'"
+        assert mem.store.read(sql)[0][0] == 0
+
+
+@pytest.mark.parametrize(("extra", "message"), [("pool_max=0", "pool_max"),
+                         ("pool_max=many", "pool_max"), ("hnsw=maybe", "hnsw")])  # fmt: skip
+def test_bad_url_options_name_the_field(pg_url: str, extra: str, message: str) -> None:
+    with pytest.raises(ValidationError, match=message) as err:
+        Memory(_with_query(pg_url, extra), embedder="hashing")
+    assert err.value.field == "db"
+
+
+def test_encryption_is_refused_with_a_clear_error(pg_url: str) -> None:
+    with pytest.raises(ValidationError, match="SQLite store only") as err:
+        Memory(pg_url, embedder="hashing", encryption=True)
+    assert err.value.field == "encryption"
+
+
+def test_a_password_never_appears_in_paths_or_errors() -> None:
+    url = "postgresql://ms:s3cret@127.0.0.1:1/memory"
+    assert "s3cret" not in redact_url(url)
+    with pytest.raises(StoreError) as err:
+        Memory(url + "?connect_timeout=2", embedder="hashing")
+    assert "s3cret" not in str(err.value)
+    assert "127.0.0.1" in str(err.value)
+
+
+def test_every_key_leads_with_user_id_for_citus(pg_url: str) -> None:
+    with Memory(pg_url, embedder="hashing") as mem:
+        rows = mem.store.read(
+            "SELECT t.relname, i.indisprimary, array_to_string(array_agg(a.attname ORDER BY "
+            "k.n), ',') FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
+            "JOIN pg_namespace ns ON ns.oid = t.relnamespace AND ns.nspname = current_schema() "
+            "CROSS JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k (attnum, n) "
+            "JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum "
+            "WHERE i.indisunique GROUP BY t.relname, i.indexrelid, i.indisprimary"
+        )
+    local = {"meta", "schema_version", "user_generation"}  # store-wide or keyed by user
+    assert rows
+    for table, _primary, columns in rows:
+        if table in local:
+            continue
+        assert str(columns).split(",")[0] == "user_id", (table, columns)
+
+
+def test_threads_share_the_pool_and_writes_stay_serial(pg_url: str) -> None:
+    url = _with_query(pg_url, "pool_max=4")
+    errors: list[BaseException] = []
+    with Memory(url, embedder="hashing", extractor=None) as mem:
+
+        def work(n: int) -> None:
+            try:
+                for i in range(15):
+                    mem.add(f"thread {n} note {i}", user_id=f"u{n % 3}")
+                    mem.search(f"note {i}", user_id=f"u{n % 3}")
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert mem.stats()["memories"] == 8 * 15
+
+
+def test_a_read_only_store_refuses_writes(pg_url: str) -> None:
+    with Memory(pg_url, embedder="hashing", extractor=None) as mem:
+        [rec] = mem.add("kept", user_id="u")
+    with Memory(pg_url, embedder="hashing", extractor=None, read_only=True) as ro:
+        assert ro.get(rec.id).content == "kept"
+        with pytest.raises(StoreError, match="read-only"):
+            ro.add("more", user_id="u")
+        assert [h.id for h in ro.search("kept", user_id="u")] == [rec.id]
