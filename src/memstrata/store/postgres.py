@@ -106,15 +106,36 @@ def _split_options(url: str) -> tuple[str, dict[str, str]]:
     return urlunsplit(parts._replace(query=urlencode(kept))), ours
 
 
+class _Cursor:
+    """A psycopg cursor of a pipelined transaction whose ``rowcount`` first waits for
+    the statement's result (fetching rows waits by itself)."""
+
+    def __init__(self, cur: Any, pipe: Any) -> None:
+        self._cur, self._pipe = cur, pipe
+
+    @property
+    def rowcount(self) -> int:
+        if self._pipe is not None:
+            self._pipe.sync()
+        return int(self._cur.rowcount)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._cur)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cur, name)
+
+
 class _Conn:
     """A psycopg connection that takes the store's SQLite-dialect statements
     (:func:`~memstrata.store.pgsql.translate`), like ``sqlite3.Connection`` does."""
 
-    def __init__(self, raw: Any) -> None:
+    def __init__(self, raw: Any, pipe: Any = None) -> None:
         self.raw = raw
+        self.pipe = pipe
 
     def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
-        return self.raw.execute(translate(sql), list(params))
+        return _Cursor(self.raw.execute(translate(sql), list(params)), self.pipe)
 
     def executemany(self, sql: str, rows: Any) -> Any:
         cur = self.raw.cursor()
@@ -289,12 +310,21 @@ class PostgresStore(SQLiteStore):
             raise StoreError(f"database {self.path} is read-only (it was opened read-only)")
         if getattr(self._local, "conn", None) is not None:
             raise StoreError("nested write transactions are not supported")
-        with self._pool.connection(timeout=self.busy_timeout_s) as raw, raw.transaction():
-            raw.execute(f"SET LOCAL lock_timeout = {int(self.busy_timeout_s * 1000)}")
-            raw.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+        # Pipeline mode: statements whose results are not read (the lock, generation
+        # bumps, history) travel with the next one that is, so a small write costs a few
+        # round trips rather than one per statement.
+        with (
+            self._pool.connection(timeout=self.busy_timeout_s) as raw,
+            raw.pipeline() as pipe,
+            raw.transaction(),
+        ):
+            raw.execute(
+                "SELECT set_config('lock_timeout', %s, true), pg_advisory_xact_lock(%s)",
+                (str(int(self.busy_timeout_s * 1000)), self._lock_key),
+            )
             self._local.conn = raw
             try:
-                yield _Conn(raw)
+                yield _Conn(raw, pipe)
             finally:
                 self._local.conn = None
 
@@ -483,13 +513,6 @@ class PostgresStore(SQLiteStore):
         )
         c.execute("DELETE FROM vectors WHERE user_id = ? AND memory_rowid = ?", (user_id, rowid))
         self._put_vectors(c, rowid, user_id, vectors)
-
-    def replace_terms(self, c: Any, memory_id: str, terms: str) -> None:
-        c.execute(
-            "UPDATE memories_fts SET terms = ? WHERE rowid = "
-            "(SELECT rowid FROM memories WHERE id = ?)",
-            (terms, memory_id),
-        )
 
     def add_source(self, c: Any, memory_id: str, source_id: str) -> None:
         c.execute(
