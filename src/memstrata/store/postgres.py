@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
@@ -103,7 +103,7 @@ def _split_options(url: str) -> tuple[str, dict[str, str]]:
     kept: list[tuple[str, str]] = []
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
         (ours.__setitem__(key, value) if key in _OPTIONS else kept.append((key, value)))
-    return urlunsplit(parts._replace(query=urlencode(kept))), ours
+    return urlunsplit(parts._replace(query=urlencode(kept, quote_via=quote))), ours
 
 
 class _Cursor:
@@ -621,16 +621,41 @@ class PostgresStore(SQLiteStore):
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
     ) -> list[tuple[int, str]]:
         """Rows of a user matching an FTS5-style expression (quoted terms joined by OR,
-        :func:`memstrata.textproc.fts_match_expression`), best first by ``ts_rank``."""
+        :func:`memstrata.textproc.fts_match_expression`), best first by ``ts_rank``:
+        ``[(rowid, indexed terms)]``; scores are computed by the caller.
+
+        In two steps, as the SQLite store: the best ``2 * limit`` matches are ranked in
+        the keyword index alone (its terms carry the user's tag, so the GIN index yields
+        only this user's rows), then checked against ``memories`` (user and ``where``);
+        only when fewer than ``limit`` pass is the joined query run."""
         query = _tsquery(match)
         if query is None:
             return []
+        limit = int(limit)
+        ranked = self.read(
+            "SELECT rowid, terms FROM memories_fts WHERE tsv @@ CAST(? AS tsquery) "
+            f"ORDER BY ts_rank(tsv, CAST(? AS tsquery)) DESC, rowid LIMIT {2 * limit}",
+            [query, query],
+        )
+        if ranked:
+            marks = ",".join("?" * len(ranked))
+            ok = {
+                int(r[0])
+                for r in self.read(
+                    f"SELECT m.rowid FROM memories m WHERE m.user_id = ? AND m.rowid IN ({marks}) "
+                    f"AND {where}",
+                    [user_id, *(r[0] for r in ranked), *params],
+                )
+            }
+            kept = [(int(r[0]), str(r[1])) for r in ranked if int(r[0]) in ok]
+            if len(kept) >= limit or len(ranked) < 2 * limit:
+                return kept[:limit]
         rows = self.read(
             "SELECT m.rowid, t.terms FROM memories_fts t "
             "JOIN memories m ON m.user_id = t.user_id AND m.rowid = t.rowid "
-            f"WHERE t.user_id = ? AND t.tsv @@ CAST(? AS tsquery) AND {where} "
-            f"ORDER BY ts_rank(t.tsv, CAST(? AS tsquery)) DESC, m.rowid LIMIT {int(limit)}",
-            [user_id, query, *params, query],
+            f"WHERE t.tsv @@ CAST(? AS tsquery) AND m.user_id = ? AND {where} "
+            f"ORDER BY ts_rank(t.tsv, CAST(? AS tsquery)) DESC, m.rowid LIMIT {limit}",
+            [query, user_id, *params, query],
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
