@@ -48,6 +48,35 @@ def test_scale_slice_runs_and_keeps_recall(tmp_path: Path) -> None:
     assert png.stat().st_size > 1000
 
 
+def test_scale_on_postgres_runs_and_drops_its_database(
+    tmp_path: Path, pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    monkeypatch.setenv("MEMSTRATA_BENCH_PG_URL", pg_url)
+    result = run_scale(
+        600,
+        users=6,
+        backend="postgres",
+        queries=10,
+        embedder_sample=0,
+        recall_queries=20,
+        ann=AnnConfig(threshold=100),
+        workdir=tmp_path / "work",
+        show_progress=False,
+    )
+    assert result["config"]["backend"] == "postgres"
+    assert result["add"]["records"] == 600 and result["add"]["analyze_seconds"] >= 0
+    assert result["search"]["big_user"]["searches"] == 10
+    assert result["ann"]["used"] and result["ann"]["recall@10"] >= 0.95
+    assert result["store"]["bytes"] > 0 and result["store"]["path"].startswith("postgresql://")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM pg_database WHERE datname LIKE 'memstrata_scale_%'"
+        ).fetchone()
+    assert left == (0,)
+
+
 def test_scale_cli_writes_json(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     result = CliRunner().invoke(

@@ -128,3 +128,19 @@ def test_a_read_only_store_refuses_writes(pg_url: str) -> None:
         with pytest.raises(StoreError, match="read-only"):
             ro.add("more", user_id="u")
         assert [h.id for h in ro.search("kept", user_id="u")] == [rec.id]
+
+
+def test_analyze_after_a_bulk_load(pg_url: str) -> None:
+    with Memory(pg_url, embedder="hashing", extractor=None) as mem:
+        mem.add([f"bulk note {i}" for i in range(200)], user_id="u")
+        assert mem.store.analyze() >= 0  # type: ignore[attr-defined]
+        analyzed = mem.store.read(
+            "SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'memories'"
+        )
+        assert analyzed == [(True,)]
+        assert len(mem.search("bulk note 7", user_id="u")) > 0
+    with (
+        Memory(pg_url, embedder="hashing", extractor=None, read_only=True) as ro,
+        pytest.raises(StoreError, match="read-only"),
+    ):
+        ro.store.analyze()  # type: ignore[attr-defined]

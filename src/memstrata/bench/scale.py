@@ -393,6 +393,8 @@ def run_scale(
         mem._searcher.ann = cfg
         try:
             result["add"] = _add_all(mem, plan, data, staged, batch, start_day, bar)
+            if hasattr(mem.store, "analyze"):  # PostgreSQL: statistics after a bulk load
+                result["add"]["analyze_seconds"] = round(mem.store.analyze(), 3)
             result["store"] = {"bytes": size(), "path": str(mem.path)}
             result["search"] = _search_all(mem, plan, data, staged, queries, rng, bar)
             result["ann"] = _ann_figures(mem, plan, data, recall_queries, rng)
@@ -618,7 +620,12 @@ def print_scale(result: Mapping[str, Any], console: Any = None) -> None:
     add, ann = result["add"], result["ann"]
     console.print(
         f"add: {add['records']:,} records in {add['seconds']:.1f} s = "
-        f"{_fmt(add['records_per_s'], 0)} records/s ({cfg['batch']} per call, excl. embedder)",
+        f"{_fmt(add['records_per_s'], 0)} records/s ({cfg['batch']} per call, excl. embedder)"
+        + (
+            f"; then VACUUM (ANALYZE) {add['analyze_seconds']:.1f} s"
+            if add.get("analyze_seconds") is not None
+            else ""
+        ),
         highlight=False,
     )
     if ann.get("vectors"):
