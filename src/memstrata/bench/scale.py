@@ -682,8 +682,10 @@ def plot_scale(
             ys = [r["search"].get(group, {}).get(p) for r in runs]
             if any(y is not None for y in ys):
                 left.plot(ns, ys, style, marker="o", color=color, label=f"{group} {p}")
-    left.axhline(10, color="0.5", linewidth=0.8)
-    left.text(ns[0], 10.3, "10 ms bar (1M, ANN)", fontsize=7, color="0.4")
+    # The p95 bars at 1M: 10 ms on SQLite with the ANN index, 25 ms on PostgreSQL.
+    bar = 25 if runs[0]["config"].get("backend") == "postgres" else 10
+    left.axhline(bar, color="0.5", linewidth=0.8)
+    left.text(ns[0], bar + 0.3, f"{bar} ms p95 bar (1M)", fontsize=7, color="0.4")
     left.set_xscale("log")
     left.set_xlabel("memories")
     left.set_ylabel("search ms, excl. embedder")
