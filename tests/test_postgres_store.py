@@ -5,6 +5,9 @@ store contract itself runs on PostgreSQL through the ``db_path`` fixture (confte
 from __future__ import annotations
 
 import threading
+import uuid
+from collections.abc import Iterator
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
@@ -144,3 +147,65 @@ def test_analyze_after_a_bulk_load(pg_url: str) -> None:
         pytest.raises(StoreError, match="read-only"),
     ):
         ro.store.analyze()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://ms@127.0.0.1:1/x?password=hunter2secret&connect_timeout=2",
+        "postgresql://ms:hunter2secret@127.0.0.1:1/x?connect_timeout=2",
+        "PostgreSQL://ms@127.0.0.1:1/x?PASSWORD=hunter2secret&connect_timeout=2",
+    ],
+)
+def test_no_form_of_password_reaches_a_message(url: str) -> None:
+    assert "hunter2secret" not in redact_url(url)
+    with pytest.raises(StoreError) as err:
+        Memory(url, embedder="hashing")
+    assert "hunter2secret" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "target", ["postgresql://ms:pw@[::1/x", "host=127.0.0.1 port=1 password=pw dbname=x"]
+)
+def test_malformed_targets_are_validation_errors_naming_db(target: str, tmp_path: Any) -> None:
+    # (a libpq keyword string would otherwise become an SQLite file of that name)
+    with pytest.raises(ValidationError) as err:
+        Memory(target, embedder="hashing")
+    assert err.value.field == "db" and "pw" not in str(err.value)
+
+
+@pytest.fixture
+def empty_db(_pg_admin: str | None) -> Iterator[str]:
+    """A new database with nothing in it (not copied from the migrated template)."""
+    if _pg_admin is None:
+        pytest.skip("no PostgreSQL")
+    import psycopg
+
+    name = f"memstrata_empty_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(_pg_admin, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield urlunsplit(urlsplit(_pg_admin)._replace(path=f"/{name}"))
+    with psycopg.connect(_pg_admin, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_read_only_on_an_empty_database_says_so(empty_db: str) -> None:
+    with pytest.raises(StoreError, match="no memstrata schema"):
+        Memory(empty_db, embedder="hashing", read_only=True)
+
+
+def test_stats_by_kind_in_a_fixed_order(pg_url: str) -> None:
+    with Memory(pg_url, embedder="hashing") as mem:
+        mem.add("I live in Porto", user_id="u")  # an episodic record and a semantic one
+        assert list(mem.stats()["by_kind"]) == sorted(mem.stats()["by_kind"])
+
+
+def test_serve_refuses_to_start_on_a_store_it_cannot_open() -> None:
+    from typer.testing import CliRunner
+
+    from memstrata.cli import app
+
+    url = "postgresql://ms:hunter2secret@127.0.0.1:1/x?connect_timeout=2"
+    result = CliRunner().invoke(app, ["--db", url, "--embedder", "hashing", "serve"])
+    assert result.exit_code != 0
+    assert "cannot connect" in result.output and "hunter2secret" not in result.output

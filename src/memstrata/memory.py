@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -157,6 +158,12 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         target = os.fspath(path) if path is not None else default_db_path()
         postgres = is_postgres_url(str(target))
         self.path = redact_url(str(target)) if postgres else parse_db_url(target)
+        if not postgres and re.search(r"\b(host|dbname|hostaddr)=", str(target)):
+            raise ValidationError(
+                "db",
+                "looks like a libpq keyword string; give PostgreSQL as a URL: "
+                "postgresql://user@host:port/dbname",
+            )
         if postgres and encryption not in (None, False):
             raise ValidationError(
                 "encryption",

@@ -90,7 +90,8 @@ def _root(
     db: Annotated[
         str | None,
         typer.Option(
-            help="Store path or sqlite:/// URL.", show_default="$MEMSTRATA_DB or per-user"
+            help="Store path, sqlite:/// URL or postgresql:// URL.",
+            show_default="$MEMSTRATA_DB or per-user",
         ),
     ] = None,
     embedder: Annotated[

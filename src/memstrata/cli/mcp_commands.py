@@ -40,7 +40,9 @@ def mcp_command(
     port: Annotated[int, typer.Option(help="HTTP port.", min=1, max=65535)] = 8765,
     db: Annotated[
         str | None,
-        typer.Option(help="Store path or sqlite:/// URL.", show_default="the global --db"),
+        typer.Option(
+            help="Store path, sqlite:/// URL or postgresql:// URL.", show_default="the global --db"
+        ),
     ] = None,
     embedder: Annotated[
         str | None, typer.Option(help="Embedding model name.", show_default="the global --embedder")

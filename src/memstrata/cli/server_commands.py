@@ -25,7 +25,7 @@ from ..server.settings import (
     parse_duration,
     require_server_extra,
 )
-from ..store.postgres import is_postgres_url
+from ..store.postgres import is_postgres_url, redact_url
 from ..store.sqlite import SQLiteStore
 from ._common import _emit, _print_table, _say, _state, app
 
@@ -107,12 +107,14 @@ def serve(
             "(memstrata keys create), or --insecure-no-auth",
         )
     _check_encryption(settings.db)
+    _check_postgres(settings.db)
     require_server_extra()
     import uvicorn
 
     from ..server import create_app
 
-    where = f"data dir {settings.data_dir}" if settings.data_dir else f"store {settings.db}"
+    shown = redact_url(settings.db) if settings.db and is_postgres_url(settings.db) else settings.db
+    where = f"data dir {settings.data_dir}" if settings.data_dir else f"store {shown}"
     auth = "API keys required" if settings.auth else "no API keys"
     upkeep = f", maintenance every {format_duration(every)}" if every is not None else ""
     _say(state.err, f"memstrata serving {where} on http://{host}:{port} ({auth}{upkeep})")
@@ -123,6 +125,21 @@ def serve(
         log_level=log_level,
         log_config=_log_config(log_level),
     )
+
+
+def _check_postgres(db: str | None) -> None:
+    """Refuse to start, rather than fail every request, when ``--db`` is a PostgreSQL
+    database that cannot be opened (unreachable, no pgvector, bad options): opening it
+    once checks the server and applies the schema.
+
+    Raises:
+        ValidationError / StoreError: as opening the store would.
+    """
+    if db is None or not is_postgres_url(db):
+        return
+    from ..store.postgres import PostgresStore
+
+    PostgresStore(db).close()
 
 
 def _check_encryption(db: str | None) -> None:

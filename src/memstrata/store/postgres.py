@@ -27,7 +27,8 @@ index is opt-in because maintaining it cut add throughput about threefold here (
 
 Not supported on PostgreSQL (yet): encryption at rest (``Memory(encryption=...)``), whose
 metadata filters need a Python function inside SQL; use the database's own disk
-encryption. The store refuses it with a :class:`StoreError` that says so.
+encryption. ``Memory`` refuses it with a :class:`ValidationError` naming ``encryption``
+(and :meth:`PostgresStore.use_encryption` with a :class:`StoreError`).
 """
 
 from __future__ import annotations
@@ -80,17 +81,34 @@ _INSERT_CTE = (
 
 
 def is_postgres_url(text: str) -> bool:
-    """Whether ``text`` names a PostgreSQL database (``postgresql://`` or ``postgres://``)."""
-    return text.startswith(_SCHEMES)
+    """Whether ``text`` names a PostgreSQL database (``postgresql://`` or ``postgres://``,
+    in any case)."""
+    return text.lower().startswith(_SCHEMES)
 
 
 def redact_url(url: str) -> str:
-    """``url`` without its password, for messages and ``Memory.path``."""
-    parts = urlsplit(url)
-    if not parts.password:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    """``url`` without its password (``user:password@`` and ``?password=``), for messages
+    and ``Memory.path``.
+
+    Raises:
+        ValidationError: ``url`` is not a well-formed URL (field ``db``; the message does
+            not repeat the URL, which may hold a password).
+    """
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError as exc:
+        raise ValidationError("db", f"malformed PostgreSQL URL ({exc})") from None
+    netloc = parts.netloc
+    if password:
+        netloc = netloc.replace(f":{password}@", ":***@", 1)
+    query = parts.query
+    if "password=" in query.lower():
+        query = "&".join(
+            f"{item.split('=', 1)[0]}=***" if item.split("=", 1)[0].lower() == "password" else item
+            for item in query.split("&")
+        )
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 _OPTIONS = ("pool_max", "hnsw")
@@ -351,6 +369,11 @@ class PostgresStore(SQLiteStore):
         """Read-only: the schema must be current (it cannot be upgraded)."""
         exists = self.read("SELECT to_regclass('schema_version') IS NOT NULL")[0][0]
         current = self.read("SELECT MAX(version) FROM schema_version")[0][0] if exists else None
+        if current is None:
+            raise StoreError(
+                f"{self.path} holds no memstrata schema: open it once with write access "
+                "to create it"
+            )
         if current != SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} has schema version {current}, this memstrata needs "

@@ -88,7 +88,9 @@ def parse_db_url(path: str | os.PathLike[str]) -> str:
     elif re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
         scheme = text.split("://", 1)[0]
         raise ValidationError(
-            "db", f"unsupported URL scheme {scheme!r}: use a file path or sqlite:///path"
+            "db",
+            f"unsupported URL scheme {scheme!r}: use a file path, sqlite:///path or "
+            "postgresql://user@host/dbname",
         )
     return text
 
@@ -906,7 +908,10 @@ class SQLiteStore(SQLiteConnection):
     def counts(self, user_id: str | None) -> dict[str, Any]:
         where, params = ("user_id = ?", (user_id,)) if user_id is not None else ("1", ())
         by_kind = dict(
-            self.read(f"SELECT kind, COUNT(*) FROM memories WHERE {where} GROUP BY kind", params)
+            self.read(
+                f"SELECT kind, COUNT(*) FROM memories WHERE {where} GROUP BY kind ORDER BY kind",
+                params,
+            )
         )
         users = self.read(f"SELECT COUNT(DISTINCT user_id) FROM memories WHERE {where}", params)[0][
             0
