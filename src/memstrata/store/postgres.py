@@ -758,7 +758,6 @@ class PostgresStore(SQLiteStore):
         returns ``False``) when the writer lock is not free within ``wait_s`` seconds."""
         if not ids or self.read_only:
             return False
-        marks = ",".join("?" * len(ids))
         try:
             with self._pool.connection(timeout=max(wait_s, 0.05)) as raw, raw.transaction():
                 got = raw.execute(
@@ -773,23 +772,7 @@ class PostgresStore(SQLiteStore):
                         ).fetchone()[0]
                     if not got:
                         return False
-                c = _Conn(raw)
-                rows = c.execute(
-                    "SELECT id, importance, access_count, last_accessed_at FROM memories "
-                    f"WHERE id IN ({marks})",
-                    list(ids),
-                ).fetchall()
-                changes = []
-                for mid, imp, count, accessed in rows:
-                    new = update(AccessState(mid, imp, count, from_iso(accessed)))
-                    changes.append(
-                        (new["access_count"], iso(new["last_accessed_at"]), new["importance"], mid)
-                    )
-                c.executemany(
-                    "UPDATE memories SET access_count = ?, last_accessed_at = ?, "
-                    "importance = ? WHERE id = ?",
-                    changes,
-                )
+                self._apply_access(_Conn(raw), ids, update)
             return True
         except Exception:
             return False

@@ -830,7 +830,6 @@ class SQLiteStore(SQLiteConnection):
         """
         if not ids or self.read_only:
             return False
-        marks = ",".join("?" * len(ids))
         with self._lock:
             c = self._conn
             try:
@@ -841,25 +840,7 @@ class SQLiteStore(SQLiteConnection):
                 c.execute(f"PRAGMA busy_timeout = {max(int(wait_s * 1000), 0)}")
                 c.execute("BEGIN IMMEDIATE")
                 try:
-                    rows = c.execute(
-                        "SELECT id, importance, access_count, last_accessed_at FROM memories "
-                        f"WHERE id IN ({marks})",
-                        list(ids),
-                    ).fetchall()
-                    changes = []
-                    for mid, imp, count, accessed in rows:
-                        new = update(AccessState(mid, imp, count, from_iso(accessed)))
-                        changes.append(
-                            (
-                                new["access_count"], iso(new["last_accessed_at"]),
-                                new["importance"], mid,
-                            )
-                        )  # fmt: skip
-                    c.executemany(
-                        "UPDATE memories SET access_count = ?, last_accessed_at = ?, "
-                        "importance = ? WHERE id = ?",
-                        changes,
-                    )
+                    self._apply_access(c, ids, update)
                     c.execute("COMMIT")
                 except BaseException:
                     c.execute("ROLLBACK")
@@ -872,6 +853,29 @@ class SQLiteStore(SQLiteConnection):
             finally:
                 with contextlib.suppress(sqlite3.Error):
                     c.execute(f"PRAGMA busy_timeout = {normal}")
+
+    @staticmethod
+    def _apply_access(
+        c: Any, ids: Sequence[str], update: Callable[[AccessState], Mapping[str, Any]]
+    ) -> None:
+        """The body of :meth:`record_access` inside its transaction ``c`` (shared with the
+        PostgreSQL store): read each record's :class:`AccessState`, write ``update``'s."""
+        rows = c.execute(
+            "SELECT id, importance, access_count, last_accessed_at FROM memories "
+            f"WHERE id IN ({','.join('?' * len(ids))})",
+            list(ids),
+        ).fetchall()
+        changes = []
+        for mid, imp, count, accessed in rows:
+            new = update(AccessState(mid, imp, count, from_iso(accessed)))
+            changes.append(
+                (new["access_count"], iso(new["last_accessed_at"]), new["importance"], mid)
+            )
+        c.executemany(
+            "UPDATE memories SET access_count = ?, last_accessed_at = ?, importance = ? "
+            "WHERE id = ?",
+            changes,
+        )
 
     #: The columns :meth:`set_state` may change.
     STATE_FIELDS = frozenset({"pinned", "archived_at", "updated_at"})
