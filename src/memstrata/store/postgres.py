@@ -80,6 +80,11 @@ _INSERT_CTE = (
 )
 
 
+#: The advisory lock every writer takes (a signed 64-bit key: the first 8 bytes of
+#: SHA-256("memstrata-writer")), so that writers run one at a time per database.
+_WRITER_LOCK = int.from_bytes(hashlib.sha256(b"memstrata-writer").digest()[:8], "big", signed=True)
+
+
 def is_postgres_url(text: str) -> bool:
     """Whether ``text`` names a PostgreSQL database (``postgresql://`` or ``postgres://``,
     in any case)."""
@@ -227,7 +232,6 @@ class PostgresStore(SQLiteStore):
         self.url = url
         self.busy_timeout_s = busy_timeout_s
         self.read_only = bool(read_only)
-        self._lock = threading.RLock()
         self._index_writes = 0
         self._local = threading.local()
         self._stats: dict[str, int] = {}
@@ -245,8 +249,7 @@ class PostgresStore(SQLiteStore):
             raise ValidationError("db", f"hnsw must be 'on' or 'off', got {hnsw!r}")
         #: Whether vectors get pgvector HNSW indexes (URL option ``hnsw=on``).
         self.hnsw = hnsw == "on"
-        self._lock_key = int.from_bytes(hashlib.sha256(b"memstrata-writer").digest()[:8], "big")
-        self._lock_key -= 1 << 63 if self._lock_key >= 1 << 63 else 0
+        self._lock_key = _WRITER_LOCK
         try:
             # pgvector first, so that every pooled connection learns its type.
             with psycopg.connect(conninfo, autocommit=True, connect_timeout=10) as first:
@@ -402,6 +405,8 @@ class PostgresStore(SQLiteStore):
                     raw.execute("INSERT INTO schema_version VALUES (%s, %s)", (version, now))
 
         self._guard(run)
+        if not self.hnsw:
+            return
         with self._pool.connection() as raw:
             self._vector_dims = {
                 int(r[0])
@@ -704,10 +709,8 @@ class PostgresStore(SQLiteStore):
     def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
         """How many records hold each term (terms are per user, as the index holds them:
         :meth:`blind_query_terms`), from the GIN index; cached until :meth:`change_token`
-        changes."""
-        token = self.change_token()
-        if self._stats_token != token:
-            self._stats, self._stats_token = {}, token
+        reads a new value (the searcher reads it first in every keyword search, so the
+        cache is checked once per search, without a second round trip)."""
         wanted = [t for t in dict.fromkeys(terms) if "df:" + t not in self._stats]
         if wanted:
             if len(self._stats) > 50_000:
@@ -743,7 +746,10 @@ class PostgresStore(SQLiteStore):
         """Changes when the indexed data changes, by any process: the store's index
         version (bumped with every user generation) and this process's own index writes."""
         rows = self.read("SELECT value FROM meta WHERE key = 'index_version'")
-        return (int(rows[0][0]) if rows else 0), self._index_writes
+        token = (int(rows[0][0]) if rows else 0), self._index_writes
+        if token != self._stats_token:  # the cached term counts are stale
+            self._stats, self._stats_token = {}, token
+        return token
 
     # -- access counting ---------------------------------------------------------------
 
