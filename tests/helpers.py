@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memstrata import Memory, MemoryRecord
+from mnemolayer import Memory, MemoryRecord
 
 
 def all_records(mem: Memory, user_id: str) -> list[MemoryRecord]:
@@ -33,14 +33,14 @@ def table_names(db: object) -> set[str]:
 
 def raw_rows(db: object, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
     """Rows of ``sql`` (SQLite dialect, ``?`` placeholders) read straight from the store,
-    bypassing memstrata: a plain ``sqlite3`` connection for a file, a plain psycopg
+    bypassing mnemolayer: a plain ``sqlite3`` connection for a file, a plain psycopg
     connection for a ``postgresql://`` URL (the statement translated as the PostgreSQL
     store translates its own)."""
     text = str(db)
     if is_postgres(text):
         import psycopg
 
-        from memstrata.store.pgsql import translate
+        from mnemolayer.store.pgsql import translate
 
         with psycopg.connect(text) as conn:
             return [tuple(r) for r in conn.execute(translate(sql), list(params)).fetchall()]

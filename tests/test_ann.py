@@ -1,4 +1,4 @@
-"""The ANN vector index (memstrata.retrieval.ann): recall against exact search, exact
+"""The ANN vector index (mnemolayer.retrieval.ann): recall against exact search, exact
 agreement of the scope filtering, and consistency with the store as it changes."""
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memstrata import Memory
-from memstrata.bench.scale import ScaleData
-from memstrata.config import RetrievalConfig
-from memstrata.errors import ValidationError
-from memstrata.retrieval.ann import (
+from mnemolayer import Memory
+from mnemolayer.bench.scale import ScaleData
+from mnemolayer.config import RetrievalConfig
+from mnemolayer.errors import ValidationError
+from mnemolayer.retrieval.ann import (
     AnnConfig,
     LazyCosines,
     UserAnn,
@@ -23,7 +23,7 @@ from memstrata.retrieval.ann import (
     fingerprints,
     record_sims,
 )
-from memstrata.retrieval.search import SearchRequest, _Candidates, _UserVectors
+from mnemolayer.retrieval.search import SearchRequest, _Candidates, _UserVectors
 
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC)
 EXACT = AnnConfig(threshold=10**9)

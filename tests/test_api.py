@@ -1,4 +1,4 @@
-"""The public API: what ``memstrata`` exports and what each ``Memory`` call does, on a real
+"""The public API: what ``mnemolayer`` exports and what each ``Memory`` call does, on a real
 SQLite file with the deterministic hashing embedder."""
 
 from __future__ import annotations
@@ -13,18 +13,18 @@ from typing import Any
 import anyio
 import pytest
 
-import memstrata
-from memstrata import AsyncMemory, Memory
-from memstrata.config import default_db_path
-from memstrata.errors import (
-    MemstrataError,
-    MemstrataRuntimeError,
+import mnemolayer
+from mnemolayer import AsyncMemory, Memory
+from mnemolayer.config import default_db_path
+from mnemolayer.errors import (
+    MnemolayerError,
+    MnemolayerRuntimeError,
     NotFoundError,
     ScopeRequiredError,
     UsageError,
     ValidationError,
 )
-from memstrata.models import HistoryEvent, MemoryPage, MemoryRecord, Message
+from mnemolayer.models import HistoryEvent, MemoryPage, MemoryRecord, Message
 
 EXPECTED_EXPORTS = {
     "AsyncMemory",
@@ -38,8 +38,8 @@ EXPECTED_EXPORTS = {
     "MemoryKind",
     "MemoryPage",
     "MemoryRecord",
-    "MemstrataError",
-    "MemstrataRuntimeError",
+    "MnemolayerError",
+    "MnemolayerRuntimeError",
     "Message",
     "NotFoundError",
     "RetrievalConfig",
@@ -57,28 +57,28 @@ EXPECTED_EXPORTS = {
 
 
 def test_all_is_exactly_the_public_api() -> None:
-    assert set(memstrata.__all__) == EXPECTED_EXPORTS
-    assert len(memstrata.__all__) == len(EXPECTED_EXPORTS), "duplicate names in __all__"
+    assert set(mnemolayer.__all__) == EXPECTED_EXPORTS
+    assert len(mnemolayer.__all__) == len(EXPECTED_EXPORTS), "duplicate names in __all__"
 
 
 def test_every_public_attribute_is_exported_and_every_export_exists() -> None:
     public = {
         name
-        for name, value in vars(memstrata).items()
+        for name, value in vars(mnemolayer).items()
         if not name.startswith("_") and not isinstance(value, ModuleType)
     }
-    assert public == set(memstrata.__all__)
-    for name in memstrata.__all__:
-        assert getattr(memstrata, name).__module__.startswith("memstrata.")
+    assert public == set(mnemolayer.__all__)
+    for name in mnemolayer.__all__:
+        assert getattr(mnemolayer, name).__module__.startswith("mnemolayer.")
 
 
 def test_every_error_has_one_root_and_usage_is_apart_from_runtime() -> None:
-    errors = [getattr(memstrata, n) for n in memstrata.__all__ if n.endswith("Error")]
+    errors = [getattr(mnemolayer, n) for n in mnemolayer.__all__ if n.endswith("Error")]
     for err in errors:
-        assert issubclass(err, MemstrataError), err
-        if err is MemstrataError:
+        assert issubclass(err, MnemolayerError), err
+        if err is MnemolayerError:
             continue
-        assert issubclass(err, UsageError) != issubclass(err, MemstrataRuntimeError), err
+        assert issubclass(err, UsageError) != issubclass(err, MnemolayerRuntimeError), err
 
 
 def test_async_memory_has_every_sync_call() -> None:

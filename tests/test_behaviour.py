@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from helpers import all_records, is_postgres, raw_rows, table_names
-from memstrata import (
+from mnemolayer import (
     EmbeddingModelMismatchError,
     Memory,
     NotFoundError,
@@ -29,7 +29,7 @@ from memstrata import (
     StoreCorruptError,
     ValidationError,
 )
-from memstrata.embed import HashingEmbedder
+from mnemolayer.embed import HashingEmbedder
 
 MODES = ("hybrid", "vector", "keyword")
 
@@ -515,8 +515,8 @@ def test_rerank_weights_over_one_are_rejected_up_front(db_path: Path) -> None:
 CHILD = textwrap.dedent(
     """
     import json, sys
-    from memstrata import Memory
-    from memstrata.embed import HashingEmbedder
+    from mnemolayer import Memory
+    from mnemolayer.embed import HashingEmbedder
 
     class Counting:
         def __init__(self):

@@ -1,4 +1,4 @@
-"""``memstrata bench scale`` at CI size: it runs end to end through the real write path,
+"""``mnemolayer bench scale`` at CI size: it runs end to end through the real write path,
 and the ANN index it measures keeps recall@10 >= 0.95 against exact search."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from memstrata.bench.scale import ScaleData, StagedEmbedder, plot_scale, run_scale
-from memstrata.cli import app
-from memstrata.errors import EmbedderError, ValidationError
-from memstrata.retrieval.ann import AnnConfig
+from mnemolayer.bench.scale import ScaleData, StagedEmbedder, plot_scale, run_scale
+from mnemolayer.cli import app
+from mnemolayer.errors import EmbedderError, ValidationError
+from mnemolayer.retrieval.ann import AnnConfig
 
 
 def test_scale_slice_runs_and_keeps_recall(tmp_path: Path) -> None:
@@ -53,7 +53,7 @@ def test_scale_on_postgres_runs_and_drops_its_database(
 ) -> None:
     import psycopg
 
-    monkeypatch.setenv("MEMSTRATA_BENCH_PG_URL", pg_url)
+    monkeypatch.setenv("MNEMOLAYER_BENCH_PG_URL", pg_url)
     result = run_scale(
         600,
         users=6,
@@ -72,7 +72,7 @@ def test_scale_on_postgres_runs_and_drops_its_database(
     assert result["store"]["bytes"] > 0 and result["store"]["path"].startswith("postgresql://")
     with psycopg.connect(pg_url, autocommit=True) as conn:
         left = conn.execute(
-            "SELECT count(*) FROM pg_database WHERE datname LIKE 'memstrata_scale_%'"
+            "SELECT count(*) FROM pg_database WHERE datname LIKE 'mnemolayer_scale_%'"
         ).fetchone()
     assert left == (0,)
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from helpers import all_records
-from memstrata import Memory
-from memstrata.store.sqlite import SQLiteStore
+from mnemolayer import Memory
+from mnemolayer.store.sqlite import SQLiteStore
 
 SHARED = "the fact everyone adds at once"
 pytestmark = pytest.mark.timeout(120)

@@ -1,5 +1,5 @@
 """The concurrency bar of issue 7 (item 5), all at once on one SQLite file: 8 writer
-threads (four sharing one :class:`~memstrata.Memory`, four with a handle each) and 2
+threads (four sharing one :class:`~mnemolayer.Memory`, four with a handle each) and 2
 writer processes, with fact extraction on, while a reader thread searches, lists and
 reads facts throughout.
 
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from helpers import all_records, integrity_check
-from memstrata import Memory
+from mnemolayer import Memory
 from test_crash_safety import index_problems
 
 THREADS, PROCESSES, PER_WRITER = 8, 2, 20

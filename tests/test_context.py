@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from memstrata import Memory
-from memstrata.context import SECTIONS, Context, ContextAPI, ContextTemplate, build_context
-from memstrata.errors import ValidationError
-from memstrata.tokens import get_token_counter
+from mnemolayer import Memory
+from mnemolayer.context import SECTIONS, Context, ContextAPI, ContextTemplate, build_context
+from mnemolayer.errors import ValidationError
+from mnemolayer.tokens import get_token_counter
 
 COUNTER = get_token_counter()
 QUERY = "what should I cook tonight?"
@@ -261,7 +261,7 @@ def test_bad_input_names_the_field(filled: Memory, kwargs: dict, field: str) -> 
 
 
 def test_cli_context_prints_markdown_and_json(tmp_path: Path) -> None:
-    from memstrata.cli import app, context_commands  # noqa: F401  (registers the commands)
+    from mnemolayer.cli import app, context_commands  # noqa: F401  (registers the commands)
 
     db = tmp_path / "c.db"
     with Memory(db, embedder="hashing") as memory:
@@ -293,7 +293,7 @@ def test_the_mixin_gives_memory_a_context_method(tmp_path: Path) -> None:
 
 
 def test_the_sessions_saved_window_is_the_recent_section(tmp_path) -> None:
-    from memstrata import Memory
+    from mnemolayer import Memory
 
     with Memory(tmp_path / "c.db", embedder="hashing") as mem:
         wm = mem.working(session_id="s1", user_id="u1", budget_tokens=500)
@@ -370,7 +370,7 @@ def test_without_day_lines_each_episode_cites_its_time(filled: Memory) -> None:
 
 
 def test_condense_keeps_the_sentences_that_share_a_word_with_the_query() -> None:
-    from memstrata._condense import condense, sentences
+    from mnemolayer._condense import condense, sentences
 
     text = 'Hi Mel! "I joined a choir." It meets on Tuesdays. 我喜欢唱歌。你呢？ Bye (for now).'
     assert sentences(text) == [
@@ -478,8 +478,8 @@ def test_a_larger_budget_fetches_more_episodes(tmp_path: Path) -> None:
 
 
 def test_the_context_bench_runs_on_the_sample(tmp_path: Path) -> None:
-    from memstrata.bench.context import run_context_bench
-    from memstrata.demo import SAMPLE
+    from mnemolayer.bench.context import run_context_bench
+    from mnemolayer.demo import SAMPLE
 
     result = run_context_bench(
         SAMPLE,

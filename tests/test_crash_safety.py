@@ -1,6 +1,6 @@
 """A writer process killed with SIGKILL at random points while it ingests (issue 7, item 4).
 
-The writer (this file run as a script) opens a real :class:`~memstrata.Memory` on a real
+The writer (this file run as a script) opens a real :class:`~mnemolayer.Memory` on a real
 file, with the hashing embedder and the default rule extractor, so every add writes
 records, keyword index, vectors, history and the knowledge graph in one transaction. It
 adds batches of messages and appends ``A <message number> <record id>`` to its log only
@@ -12,7 +12,7 @@ file), restarts ingestion each time a little before the last acknowledged messag
 acknowledged and maybe-committed messages are added again), then checks the file: every
 acknowledged record is there, ``PRAGMA integrity_check`` and the FTS5 integrity check
 pass, every index row points to a record and every record has its index rows, the graph
-points only to what exists, and nothing is stored twice. ``MEMSTRATA_CRASH_SEED`` picks
+points only to what exists, and nothing is stored twice. ``MNEMOLAYER_CRASH_SEED`` picks
 the schedule (delays, batch sizes, restart points; default 7); where a kill lands also
 depends on the machine's speed.
 """
@@ -35,10 +35,10 @@ from typing import Any
 import pytest
 
 from helpers import raw_rows
-from memstrata import Memory
-from memstrata.errors import StoreError
-from memstrata.semantic.rules import RuleExtractor
-from memstrata.store.connection import SQLiteConnection
+from mnemolayer import Memory
+from mnemolayer.errors import StoreError
+from mnemolayer.semantic.rules import RuleExtractor
+from mnemolayer.store.connection import SQLiteConnection
 
 KILLS, MID_TRANSACTION, MAX_KILLS = 24, 4, 60
 USER = "u"
@@ -238,7 +238,7 @@ def _duplicates(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
 @pytest.mark.timeout(180)
 def test_no_acknowledged_add_is_lost_when_the_writer_is_killed(tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
-    rng = random.Random(int(os.environ.get("MEMSTRATA_CRASH_SEED", "7")))
+    rng = random.Random(int(os.environ.get("MNEMOLAYER_CRASH_SEED", "7")))
     campaign = Campaign()
     began = time.monotonic()
     start = 0

@@ -1,4 +1,4 @@
-"""Edge cases found by trying memstrata as a new user would."""
+"""Edge cases found by trying mnemolayer as a new user would."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import is_postgres, raw_rows, table_names
-from memstrata import AsyncMemory, Memory, StoreError, ValidationError
+from mnemolayer import AsyncMemory, Memory, StoreError, ValidationError
 
 
 def test_exact_keyword_match_scores_high_in_a_tiny_store(db_path: Path) -> None:
@@ -102,7 +102,7 @@ def test_async_memory_close_and_extras(db_path: Path) -> None:
 def test_export_works_with_another_embedder_configured(db_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from memstrata.cli import app
+    from mnemolayer.cli import app
 
     with Memory(db_path, embedder="hashing") as mem:
         mem.add("kept safe", user_id="u")
@@ -172,11 +172,11 @@ def test_import_cannot_forge_history_of_someone_elses_memory(db_path: Path) -> N
 
 def test_import_refuses_unknown_export_versions(mem: Memory) -> None:
     with pytest.raises(ValidationError, match="version"):
-        mem.import_rows([{"type": "header", "format": "memstrata-export", "version": 99}])
+        mem.import_rows([{"type": "header", "format": "mnemolayer-export", "version": 99}])
 
 
 def test_corruption_messages_stay_short(tmp_path: Path) -> None:
-    from memstrata import StoreCorruptError
+    from mnemolayer import StoreCorruptError
 
     err = StoreCorruptError(str(tmp_path / "x.db"), "*** in database main *** " * 500)
     assert len(str(err)) < 400 and len(err.detail) > 5000

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memstrata import Memory
-from memstrata.crypto import EncryptionConfig, KeyRing, KeyUnavailableError, resolve_encryption
-from memstrata.errors import StoreError, ValidationError
+from mnemolayer import Memory
+from mnemolayer.crypto import EncryptionConfig, KeyRing, KeyUnavailableError, resolve_encryption
+from mnemolayer.errors import StoreError, ValidationError
 
 SECRET = "Grandmother Ottoline hides the saffron ledger inside Zanzibar lighthouse"
 WORDS = ["Ottoline", "saffron", "ledger", "Zanzibar", "lighthouse", "Grandmother"]
@@ -190,20 +190,20 @@ def test_missing_wrong_and_unexpected_keys_fail_clearly(tmp_path: Path, key: str
     with pytest.raises(ValidationError) as bad:
         Memory(tmp_path / "x.db", encryption=EncryptionConfig(key_file=tmp_path / "nope"))
     assert bad.value.field == "encryption.key_file"
-    with pytest.raises(ValidationError, match="MEMSTRATA_MASTER_KEY"):
+    with pytest.raises(ValidationError, match="MNEMOLAYER_MASTER_KEY"):
         resolve_encryption(True, env={})
 
 
 def test_encryption_true_reads_environment(tmp_path: Path, key: str, monkeypatch) -> None:
     key_file = tmp_path / "master.key"
     key_file.write_text(key + "\n")
-    monkeypatch.delenv("MEMSTRATA_MASTER_KEY", raising=False)
-    monkeypatch.setenv("MEMSTRATA_MASTER_KEY_FILE", str(key_file))
+    monkeypatch.delenv("MNEMOLAYER_MASTER_KEY", raising=False)
+    monkeypatch.setenv("MNEMOLAYER_MASTER_KEY_FILE", str(key_file))
     with Memory(tmp_path / "e.db", embedder="hashing", encryption=True) as mem:
         mem.add(SECRET, user_id="alice")
         assert mem.keyring is not None and mem.keyring.users() == ["alice"]
-    monkeypatch.delenv("MEMSTRATA_MASTER_KEY_FILE")
-    monkeypatch.setenv("MEMSTRATA_MASTER_KEY", key)
+    monkeypatch.delenv("MNEMOLAYER_MASTER_KEY_FILE")
+    monkeypatch.setenv("MNEMOLAYER_MASTER_KEY", key)
     with Memory(tmp_path / "e.db", embedder="hashing", encryption=True) as mem:
         assert mem.list(user_id="alice").items[0].content == SECRET
 
@@ -227,15 +227,15 @@ def test_rotation(tmp_path: Path, key: str) -> None:
 
 
 def test_cli_keys_rotate(tmp_path: Path, key: str, monkeypatch) -> None:
-    from memstrata.cli import app
+    from mnemolayer.cli import app
 
     path = tmp_path / "cli.db"
     with _open(path, key) as mem:
         mem.add(SECRET, user_id="alice")
     new = _key()
     (tmp_path / "new.key").write_text(new)
-    monkeypatch.delenv("MEMSTRATA_MASTER_KEY_FILE", raising=False)
-    monkeypatch.setenv("MEMSTRATA_MASTER_KEY", key)
+    monkeypatch.delenv("MNEMOLAYER_MASTER_KEY_FILE", raising=False)
+    monkeypatch.setenv("MNEMOLAYER_MASTER_KEY", key)
     runner = CliRunner()
     res = runner.invoke(
         app,
@@ -247,7 +247,7 @@ def test_cli_keys_rotate(tmp_path: Path, key: str, monkeypatch) -> None:
     res = runner.invoke(app, ["--db", str(path), "--embedder", "hashing", "--json", "list",
                               "--user", "alice"])  # fmt: skip
     assert res.exit_code != 0 and "wrong master key" in res.output
-    monkeypatch.setenv("MEMSTRATA_MASTER_KEY", new)
+    monkeypatch.setenv("MNEMOLAYER_MASTER_KEY", new)
     res = runner.invoke(app, ["--db", str(path), "--embedder", "hashing", "--json", "list",
                               "--user", "alice"])  # fmt: skip
     assert res.exit_code == 0, res.output
@@ -319,19 +319,19 @@ def test_memory_store_and_keyring(tmp_path: Path, key: str) -> None:
 
 
 def test_serve_refuses_to_start_with_an_unusable_key(tmp_path: Path, key: str, monkeypatch) -> None:
-    """A bad key, or one that does not open the store, stops `memstrata serve` at start
+    """A bad key, or one that does not open the store, stops `mnemolayer serve` at start
     with one error line (not a 422/500 on every request later)."""
-    from memstrata.cli import app
+    from mnemolayer.cli import app
 
     plain = tmp_path / "plain.db"
     with Memory(plain, embedder="hashing") as mem:
         mem.add("hello there", user_id="alice")
     runner = CliRunner()
-    monkeypatch.delenv("MEMSTRATA_MASTER_KEY_FILE", raising=False)
-    monkeypatch.setenv("MEMSTRATA_MASTER_KEY", "bad")
+    monkeypatch.delenv("MNEMOLAYER_MASTER_KEY_FILE", raising=False)
+    monkeypatch.setenv("MNEMOLAYER_MASTER_KEY", "bad")
     res = runner.invoke(app, ["--embedder", "hashing", "serve", "--db", str(plain)])
-    assert res.exit_code == 2 and "MEMSTRATA_MASTER_KEY" in res.output, res.output
-    monkeypatch.setenv("MEMSTRATA_MASTER_KEY", key)
+    assert res.exit_code == 2 and "MNEMOLAYER_MASTER_KEY" in res.output, res.output
+    monkeypatch.setenv("MNEMOLAYER_MASTER_KEY", key)
     res = runner.invoke(app, ["--embedder", "hashing", "serve", "--db", str(plain)])
     assert res.exit_code != 0 and "plain (unencrypted) store" in res.output, res.output
     assert not Path(f"{plain}.keys").exists()  # nothing written

@@ -1,6 +1,6 @@
 """``examples/chat_agent.py`` run as a user would run it: a subprocess over a script.
 
-Offline (no ``MEMSTRATA_LLM_*``): the stand-in replies come from what memstrata recalls,
+Offline (no ``MNEMOLAYER_LLM_*``): the stand-in replies come from what mnemolayer recalls,
 so the transcript shows recall, facts, the session's end and a new session. Against the
 scripted OpenAI-compatible server (``tests/fake_llm_server.py``): the requests the agent
 sends carry the pinned system prompt, the recalled context and the window's turns.
@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memstrata import Memory
+from mnemolayer import Memory
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT_AGENT = ROOT / "examples" / "chat_agent.py"
@@ -40,7 +40,9 @@ this line comes after /quit
 def _env(**extra: str) -> dict[str, str]:
     """The test environment without model settings or proxies, plus ``extra``."""
     env = {
-        k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_") and k not in PROXY_ENV
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("MNEMOLAYER_") and k not in PROXY_ENV
     }
     return {**env, **extra}
 
@@ -149,9 +151,9 @@ def test_requests_carry_the_window_and_the_recalled_context(
 ) -> None:
     fake_llm.script("Nice to meet you, Lena!", "You live in Lisbon.")
     env = _env(
-        MEMSTRATA_LLM_BASE_URL=f"{fake_llm.root}/v1",
-        MEMSTRATA_LLM_MODEL="fake-model",
-        MEMSTRATA_LLM_API_KEY="sk-test",
+        MNEMOLAYER_LLM_BASE_URL=f"{fake_llm.root}/v1",
+        MNEMOLAYER_LLM_MODEL="fake-model",
+        MNEMOLAYER_LLM_API_KEY="sk-test",
         NO_PROXY="127.0.0.1,localhost",
     )
     # Two scripted answers: the third turn gets the server's HTTP 400, and the chat goes on.

@@ -19,10 +19,10 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import integrity_check, is_postgres, raw_rows, table_names
-from memstrata import Memory, ValidationError
-from memstrata.cli import app
-from memstrata.deletion import DeletionReceipt, check_remaining, user_tables
-from memstrata.working import SQLiteSessionStore
+from mnemolayer import Memory, ValidationError
+from mnemolayer.cli import app
+from mnemolayer.deletion import DeletionReceipt, check_remaining, user_tables
+from mnemolayer.working import SQLiteSessionStore
 
 USER = "zed-7f3a"
 OTHER = "bob"
@@ -422,7 +422,7 @@ def test_cli_exports_markdown_and_applies_it(tmp_path: Path) -> None:
 
 
 def test_an_encrypted_users_data_key_is_destroyed_and_counted(tmp_path: Path) -> None:
-    crypto = pytest.importorskip("memstrata.crypto")
+    crypto = pytest.importorskip("mnemolayer.crypto")
     config = crypto.EncryptionConfig(master_key=base64.b64encode(b"k" * 32))
     with Memory(tmp_path / "enc.db", embedder="hashing", encryption=config) as mem:
         mem.add(f"I love {MARK} tea", user_id=USER)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from memstrata import AsyncMemory, Memory, NotFoundError, ValidationError
-from memstrata.embed import HashingEmbedder
+from mnemolayer import AsyncMemory, Memory, NotFoundError, ValidationError
+from mnemolayer.embed import HashingEmbedder
 
 
 @pytest.fixture
@@ -73,7 +73,7 @@ def test_export_rows_have_a_header_memories_and_history(source: Memory) -> None:
     rows = list(source.export())
     assert rows[0] == {
         "type": "header",
-        "format": "memstrata-export",
+        "format": "mnemolayer-export",
         "version": 4,
         "embedding_model": "hashing-v1/256",
     }

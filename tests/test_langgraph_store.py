@@ -1,12 +1,12 @@
-"""``MemstrataStore``, LangGraph's ``BaseStore`` over memstrata.
+"""``MnemolayerStore``, LangGraph's ``BaseStore`` over mnemolayer.
 
 LangGraph ships no store conformance suite (``langgraph`` and ``langgraph-checkpoint``
 install no tests), so :class:`TestContract` follows the contract written in
 ``langgraph.store.base`` (the docstrings of ``BaseStore``, ``SearchOp``,
-``ListNamespacesOp`` and ``PutOp``) and runs twice: on ``MemstrataStore`` and on
+``ListNamespacesOp`` and ``PutOp``) and runs twice: on ``MnemolayerStore`` and on
 LangGraph's own ``InMemoryStore``, the reference, which proves the suite asks for
-LangGraph's behaviour and not for ours. Both embed with memstrata's deterministic
-hashing model. The memstrata-only tests follow it: the mapping onto memories,
+LangGraph's behaviour and not for ours. Both embed with mnemolayer's deterministic
+hashing model. The mnemolayer-only tests follow it: the mapping onto memories,
 persistence, fact mining, and a real LangGraph graph using the store.
 """
 
@@ -30,10 +30,10 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
-from memstrata import Memory, ValidationError
-from memstrata.crypto import EncryptionConfig
-from memstrata.embed import HashingEmbedder
-from memstrata.integrations.langgraph import MemstrataStore
+from mnemolayer import Memory, ValidationError
+from mnemolayer.crypto import EncryptionConfig
+from mnemolayer.embed import HashingEmbedder
+from mnemolayer.integrations.langgraph import MnemolayerStore
 
 FIELDS = ["text"]
 
@@ -47,11 +47,11 @@ def _reference() -> InMemoryStore:
     return InMemoryStore(index={"dims": embedder.dim, "embed": embed, "fields": FIELDS})
 
 
-@pytest.fixture(params=["memstrata", "memstrata-encrypted", "reference"])
+@pytest.fixture(params=["mnemolayer", "mnemolayer-encrypted", "reference"])
 def store(request: pytest.FixtureRequest, mem: Memory, tmp_path: Path) -> Iterator[BaseStore]:
-    if request.param == "memstrata":
-        yield MemstrataStore(mem, index={"fields": FIELDS})
-    elif request.param == "memstrata-encrypted":
+    if request.param == "mnemolayer":
+        yield MnemolayerStore(mem, index={"fields": FIELDS})
+    elif request.param == "mnemolayer-encrypted":
         # Metadata is sealed on an encrypted store: filters and namespace listing must
         # still work without SQLite's JSON functions.
         key = bytes(range(32))
@@ -61,7 +61,7 @@ def store(request: pytest.FixtureRequest, mem: Memory, tmp_path: Path) -> Iterat
             extractor=None,
             encryption=EncryptionConfig(master_key=key),
         ) as enc:
-            yield MemstrataStore(enc, index={"fields": FIELDS})
+            yield MnemolayerStore(enc, index={"fields": FIELDS})
     else:
         yield _reference()
 
@@ -294,15 +294,15 @@ class TestContract:
             store.put(("alice",), "k", {"text": "x"}, ttl=5)
 
 
-# -- memstrata specifics -----------------------------------------------------------------
+# -- mnemolayer specifics -----------------------------------------------------------------
 
 
 @pytest.fixture
-def mstore(mem: Memory) -> MemstrataStore:
-    return MemstrataStore(mem, index={"fields": FIELDS})
+def mstore(mem: Memory) -> MnemolayerStore:
+    return MnemolayerStore(mem, index={"fields": FIELDS})
 
 
-def test_items_are_memories_of_the_first_label(mem: Memory, mstore: MemstrataStore) -> None:
+def test_items_are_memories_of_the_first_label(mem: Memory, mstore: MnemolayerStore) -> None:
     mstore.put(("alice", "notes"), "n1", {"text": "I keep bees on the balcony", "n": 1})
     hits = mem.search("bees on the balcony", user_id="alice")
     assert [h.content for h in hits] == ["I keep bees on the balcony"]
@@ -314,7 +314,7 @@ def test_items_are_memories_of_the_first_label(mem: Memory, mstore: MemstrataSto
 
 
 def test_user_level_picks_another_label(mem: Memory) -> None:
-    store = MemstrataStore(mem, index={"fields": FIELDS}, user_level=1)
+    store = MnemolayerStore(mem, index={"fields": FIELDS}, user_level=1)
     store.put(("memories", "alice"), "k", {"text": "alice rides a red bicycle"})
     store.put(("memories", "bob"), "k", {"text": "bob rides a blue scooter"})
     assert [h.content for h in mem.search("rides", user_id="alice")] == [
@@ -328,7 +328,7 @@ def test_user_level_picks_another_label(mem: Memory) -> None:
         store.put(("memories",), "k", {"text": "no user label"})
 
 
-def test_batch_checks_labels_too(mstore: MemstrataStore) -> None:
+def test_batch_checks_labels_too(mstore: MnemolayerStore) -> None:
     # BaseStore's methods check labels; ops handed to batch() directly skip them, and
     # langgraph.store.base asks stores to check them there as well (InMemoryStore does not).
     for op in (GetOp(("a.b",), "k"), SearchOp(("",)), PutOp(("alice", "x.y"), "k", {"t": 1})):
@@ -337,7 +337,7 @@ def test_batch_checks_labels_too(mstore: MemstrataStore) -> None:
     assert mstore.list_namespaces() == []
 
 
-def test_a_namespace_without_items_is_not_listed(mstore: MemstrataStore) -> None:
+def test_a_namespace_without_items_is_not_listed(mstore: MnemolayerStore) -> None:
     # InMemoryStore keeps listing a namespace whose items were all deleted; LangGraph's
     # SQL stores, like this one, list the namespaces that hold items.
     mstore.put(("x", "v1"), "k", {"text": "t"})
@@ -346,7 +346,7 @@ def test_a_namespace_without_items_is_not_listed(mstore: MemstrataStore) -> None
     assert mstore.list_namespaces() == [("x", "v2")]
 
 
-def test_same_text_under_two_keys_stays_two_items(mem: Memory, mstore: MemstrataStore) -> None:
+def test_same_text_under_two_keys_stays_two_items(mem: Memory, mstore: MnemolayerStore) -> None:
     mstore.put(("alice",), "a", {"text": "same words"})
     mstore.put(("alice",), "b", {"text": "same words"})
     mstore.delete(("alice",), "a")
@@ -355,7 +355,7 @@ def test_same_text_under_two_keys_stays_two_items(mem: Memory, mstore: Memstrata
 
 
 def test_second_put_updates_the_record_and_keeps_history(
-    mem: Memory, mstore: MemstrataStore, clock: Any
+    mem: Memory, mstore: MnemolayerStore, clock: Any
 ) -> None:
     mstore.put(("alice",), "k", {"text": "lives in Lisbon"})
     first = mstore.get(("alice",), "k")
@@ -369,28 +369,28 @@ def test_second_put_updates_the_record_and_keeps_history(
     assert [e.event for e in mem.history(record.id)] == ["ADD", "UPDATE"]
 
 
-def test_items_persist_in_the_file(db_path: Path, mem: Memory, mstore: MemstrataStore) -> None:
+def test_items_persist_in_the_file(db_path: Path, mem: Memory, mstore: MnemolayerStore) -> None:
     mstore.put(("alice", "notes"), "n", {"text": "kept on disk"})
     mem.close()
     with Memory(db_path, embedder="hashing", extractor=None) as again:
-        item = MemstrataStore(again).get(("alice", "notes"), "n")
+        item = MnemolayerStore(again).get(("alice", "notes"), "n")
         assert item is not None and item.value == {"text": "kept on disk"}
 
 
 def test_facts_are_mined_with_the_user_role(smem: Memory) -> None:
-    store = MemstrataStore(smem, index={"fields": FIELDS})
+    store = MnemolayerStore(smem, index={"fields": FIELDS})
     store.put(("alice", "chat"), "m1", {"text": "I live in Lisbon."})
     assert ("lives_in", "Lisbon") in {(f.predicate, f.object) for f in smem.facts(user_id="alice")}
     # The fact's own sentence record is not an item: one item, found once.
     assert _keys(store.search(("alice",))) == ["m1"]
     assert _keys(store.search(("alice",), query="where does she live? Lisbon")) == ["m1"]
-    quiet = MemstrataStore(smem, index={"fields": FIELDS}, role="assistant")
+    quiet = MnemolayerStore(smem, index={"fields": FIELDS}, role="assistant")
     quiet.put(("bob", "chat"), "m1", {"text": "I live in Madrid."})
     assert smem.facts(user_id="bob") == []
 
 
 def test_whole_value_is_embedded_by_default(mem: Memory) -> None:
-    store = MemstrataStore(mem)
+    store = MnemolayerStore(mem)
     store.put(("alice",), "k", {"city": "Reykjavik", "why": "northern lights"})
     (record,) = mem.list(user_id="alice").items
     assert json.loads(record.content) == {"city": "Reykjavik", "why": "northern lights"}
@@ -408,11 +408,11 @@ def test_whole_value_is_embedded_by_default(mem: Memory) -> None:
 )
 def test_bad_settings(mem: Memory, kwargs: dict[str, Any], field: str) -> None:
     with pytest.raises(ValidationError) as err:
-        MemstrataStore(mem, **kwargs)
+        MnemolayerStore(mem, **kwargs)
     assert err.value.field == field
 
 
-def test_bad_values_and_filters(mstore: MemstrataStore) -> None:
+def test_bad_values_and_filters(mstore: MnemolayerStore) -> None:
     with pytest.raises(ValidationError) as err:
         mstore.batch([PutOp(("alice",), "ok", {"text": "fine"}), PutOp((" ",), "k", {"t": 1})])
     assert err.value.field == "namespace[0]"
@@ -421,14 +421,14 @@ def test_bad_values_and_filters(mstore: MemstrataStore) -> None:
         mstore.put(("alice",), "k", {"when": object()})
     assert err.value.field == "value"
     with pytest.raises(ValidationError):
-        mstore.put(("alice",), "k", {"text": "x" * 70_000})  # over memstrata's 64 KiB
+        mstore.put(("alice",), "k", {"text": "x" * 70_000})  # over mnemolayer's 64 KiB
     assert mstore.get(("alice",), "k") is None
     with pytest.raises(ValidationError) as err:
         mstore.search(("alice",), filter={"price": {"$between": [1, 2]}})
     assert err.value.field == "filter.price.$between"
 
 
-def test_filter_keeps_paging_past_nonmatching_hits(mstore: MemstrataStore) -> None:
+def test_filter_keeps_paging_past_nonmatching_hits(mstore: MnemolayerStore) -> None:
     for n in range(60):
         mstore.put(("alice",), f"k{n}", {"text": f"garden note {n}", "rare": n % 20 == 0})
     hits = mstore.search(("alice",), query="garden note", filter={"rare": True}, limit=5)
@@ -441,7 +441,7 @@ class State(TypedDict):
     answer: str
 
 
-def test_in_a_langgraph_graph(mstore: MemstrataStore) -> None:
+def test_in_a_langgraph_graph(mstore: MnemolayerStore) -> None:
     from langgraph.config import get_store
     from langgraph.graph import END, START, StateGraph
 
@@ -465,7 +465,9 @@ def test_in_a_langgraph_graph(mstore: MemstrataStore) -> None:
     assert mstore.get(("alice", "facts"), "home") is not None
 
 
-def test_items_never_fade_out_of_the_store(mem: Memory, mstore: MemstrataStore, clock: Any) -> None:
+def test_items_never_fade_out_of_the_store(
+    mem: Memory, mstore: MnemolayerStore, clock: Any
+) -> None:
     # A low-importance item untouched for years: the lifecycle keeps it (items are pinned).
     mstore.put(("alice", "notes"), "ok", {"text": "ok"})
     clock.advance(days=3650)

@@ -18,11 +18,11 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import is_postgres
-from memstrata import AsyncMemory, Memory, NotFoundError, ValidationError
-from memstrata.cli import app
-from memstrata.lifecycle import LifecycleConfig, RetentionInput, forgetting_action, retention
-from memstrata.lifecycle.retention import retention_many
-from memstrata.models import MemoryKind, new_id
+from mnemolayer import AsyncMemory, Memory, NotFoundError, ValidationError
+from mnemolayer.cli import app
+from mnemolayer.lifecycle import LifecycleConfig, RetentionInput, forgetting_action, retention
+from mnemolayer.lifecycle.retention import retention_many
+from mnemolayer.models import MemoryKind, new_id
 
 GREETING = "hi"
 ALLERGY = "Remember: my daughter is allergic to peanuts"

@@ -15,10 +15,10 @@ import pydantic
 import pytest
 
 from helpers import all_records, integrity_check
-from memstrata import Memory, NotFoundError, StoreError, ValidationError
-from memstrata.lifecycle import LifecycleConfig
-from memstrata.lifecycle.maintain import MaintenanceOptions, MaintenanceReport
-from memstrata.models import MemoryKind, new_id
+from mnemolayer import Memory, NotFoundError, StoreError, ValidationError
+from mnemolayer.lifecycle import LifecycleConfig
+from mnemolayer.lifecycle.maintain import MaintenanceOptions, MaintenanceReport
+from mnemolayer.models import MemoryKind, new_id
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -359,9 +359,9 @@ def test_records_with_different_metadata_never_merge(mem: Memory, clock: Any) ->
 def test_langgraph_store_items_survive_maintenance(smem: Memory, clock: Any) -> None:
     """Three items with the same text under three keys stay three items: none merges,
     each is still read by key and found by a query, with its own value."""
-    from memstrata.integrations.langgraph import MemstrataStore
+    from mnemolayer.integrations.langgraph import MnemolayerStore
 
-    store = MemstrataStore(smem, index={"fields": ["text"]})
+    store = MnemolayerStore(smem, index={"fields": ["text"]})
     for text in ("I love hiking", "I walk the dog after dinner"):
         for i in range(3):
             clock.advance(days=1)
@@ -709,7 +709,7 @@ def test_two_processes_maintaining_at_once_change_each_record_once(
 def test_the_maintain_command(mem: Memory, clock: Any, db_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from memstrata.cli import app
+    from mnemolayer.cli import app
 
     a_life(mem, clock)
     runner = CliRunner()
@@ -730,7 +730,7 @@ def test_the_maintain_command(mem: Memory, clock: Any, db_path: Path) -> None:
 def test_the_bench_dedup_command_finds_no_false_merge() -> None:
     from typer.testing import CliRunner
 
-    from memstrata.cli import app
+    from mnemolayer.cli import app
 
     result = CliRunner().invoke(app, ["--embedder", "hashing", "bench", "dedup", "--json"])
     assert result.exit_code == 0, result.output

@@ -1,8 +1,8 @@
 """The MCP server, driven by the official SDK's own client.
 
 Two real server processes per module, started the way an assistant starts them:
-``memstrata mcp`` over stdio (spawned by the SDK's ``stdio_client``, default user from
-``MEMSTRATA_USER``, not pinned) and ``memstrata mcp --transport http --user alice`` on a
+``mnemolayer mcp`` over stdio (spawned by the SDK's ``stdio_client``, default user from
+``MNEMOLAYER_USER``, not pinned) and ``mnemolayer mcp --transport http --user alice`` on a
 free loopback port (pinned). The shared tests run against both; the clients live in a
 background event loop (an anyio blocking portal) so that each test stays a plain
 function while the sessions last the whole module.
@@ -30,10 +30,10 @@ from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, TextContent
 
-from memstrata import Memory, MemoryKind
-from memstrata.errors import ValidationError
-from memstrata.mcpserver import UserScope, build_server
-from memstrata.mcpserver._tools import Kind
+from mnemolayer import Memory, MemoryKind
+from mnemolayer.errors import ValidationError
+from mnemolayer.mcpserver import UserScope, build_server
+from mnemolayer.mcpserver._tools import Kind
 
 TOOLS = {
     "add_memory",
@@ -143,8 +143,8 @@ def stdio_conn(portal: BlockingPortal, tmp_path_factory: pytest.TempPathFactory)
     tmp = tmp_path_factory.mktemp("mcp-stdio")
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "memstrata", "--db", str(tmp / "m.db"), "mcp", "--embedder", "hashing"],
-        env=_env(MEMSTRATA_USER="alice"),
+        args=["-m", "mnemolayer", "--db", str(tmp / "m.db"), "mcp", "--embedder", "hashing"],
+        env=_env(MNEMOLAYER_USER="alice"),
         cwd=tmp,
     )
     with (
@@ -163,12 +163,12 @@ def http_conn(portal: BlockingPortal, tmp_path_factory: pytest.TempPathFactory) 
     args += ["--embedder", "hashing", "--user", "alice"]
     with log.open("w") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "memstrata", *args],
+            [sys.executable, "-m", "mnemolayer", *args],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=tmp,
-            env={**os.environ, "MEMSTRATA_USER": ""},
+            env={**os.environ, "MNEMOLAYER_USER": ""},
         )
     try:
         _wait_for_port(port, proc, log)

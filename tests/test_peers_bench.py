@@ -1,6 +1,6 @@
-"""The peer comparison (bench/peers/mem0_vs_memstrata.py) on tiny data, hashing embedder.
+"""The peer comparison (bench/peers/mem0_vs_mnemolayer.py) on tiny data, hashing embedder.
 
-The memstrata side, the scoring, the report and the chart run everywhere; the Mem0 side
+The mnemolayer side, the scoring, the report and the chart run everywhere; the Mem0 side
 runs only where the optional ``peers`` extra (``mem0ai``) is installed.
 """
 
@@ -17,16 +17,16 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from memstrata.demo import SAMPLE
-from memstrata.embed import HashingEmbedder
-from memstrata.models import Message
+from mnemolayer.demo import SAMPLE
+from mnemolayer.embed import HashingEmbedder
+from mnemolayer.models import Message
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "peers" / "mem0_vs_memstrata.py"
+SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "peers" / "mem0_vs_mnemolayer.py"
 
 
 @pytest.fixture(scope="module")
 def peers() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mem0_vs_memstrata", SCRIPT)
+    spec = importlib.util.spec_from_file_location("mem0_vs_mnemolayer", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up by name
@@ -35,10 +35,10 @@ def peers() -> ModuleType:
 
 
 @pytest.fixture(scope="module")
-def memstrata_result(peers: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def mnemolayer_result(peers: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict:
     return peers.run(
         SAMPLE,
-        systems=["memstrata", "memstrata-vector"],
+        systems=["mnemolayer", "mnemolayer-vector"],
         embedder="hashing",
         cache=False,
         workdir=tmp_path_factory.mktemp("peers"),
@@ -47,7 +47,7 @@ def memstrata_result(peers: ModuleType, tmp_path_factory: pytest.TempPathFactory
     )
 
 
-def test_render_is_what_memstrata_indexes(peers: ModuleType) -> None:
+def test_render_is_what_mnemolayer_indexes(peers: ModuleType) -> None:
     from datetime import UTC, datetime
 
     message = Message(
@@ -74,13 +74,13 @@ def test_vector_table_serves_the_same_vectors(peers: ModuleType) -> None:
     assert table.similarity_floor == model.similarity_floor
 
 
-def test_memstrata_side_end_to_end(memstrata_result: dict) -> None:
-    result = memstrata_result
+def test_mnemolayer_side_end_to_end(mnemolayer_result: dict) -> None:
+    result = mnemolayer_result
     assert result["counts"]["conversations"] == 1
     assert result["counts"]["turns"] == 60 and result["counts"]["questions"] == 13
     assert result["checks"]["refused_connections"] == []
     assert result["checks"]["mem0_llm_calls"] is None
-    for name in ("memstrata", "memstrata-vector"):
+    for name in ("mnemolayer", "mnemolayer-vector"):
         report = result["systems"][name]
         assert report["add"]["records"] == 60 and report["add"]["calls"] == 4
         assert (
@@ -95,7 +95,7 @@ def test_memstrata_side_end_to_end(memstrata_result: dict) -> None:
         assert report["store_bytes"] > 0
         assert len(result["details"][name]) == 13
     # The default (with facts) finds something; both are scored on the same questions.
-    assert result["systems"]["memstrata"]["metrics"]["overall"]["recall@10"] > 0
+    assert result["systems"]["mnemolayer"]["metrics"]["overall"]["recall@10"] > 0
     questions = [[d["index"] for d in result["details"][n]] for n in result["config"]["systems"]]
     assert questions[0] == questions[1]
     # No comparison without the Mem0 baseline; the probe timed the model both ways.
@@ -105,11 +105,11 @@ def test_memstrata_side_end_to_end(memstrata_result: dict) -> None:
 
 
 def test_every_turn_and_question_came_from_the_shared_table(peers: ModuleType) -> None:
-    # Without facts, memstrata embeds exactly the rendered turns and the stripped
+    # Without facts, mnemolayer embeds exactly the rendered turns and the stripped
     # questions: the only misses are the warm-up's text and query.
     result = peers.run(
         SAMPLE,
-        systems=["memstrata-vector"],
+        systems=["mnemolayer-vector"],
         embedder="hashing",
         cache=False,
         probe=0,
@@ -130,33 +130,33 @@ def _fake_report(p50: float, recall5: float) -> dict[str, Any]:
 def test_compare_applies_the_bar(peers: ModuleType) -> None:
     systems = {
         "mem0": _fake_report(20.0, 0.5),
-        "memstrata": _fake_report(2.0, 0.5),
-        "memstrata-vector": _fake_report(2.0, 0.49),
-        "memstrata-raw": _fake_report(5.0, 0.9),
+        "mnemolayer": _fake_report(2.0, 0.5),
+        "mnemolayer-vector": _fake_report(2.0, 0.49),
+        "mnemolayer-raw": _fake_report(5.0, 0.9),
     }
     out = peers.compare(systems)
     assert out["baseline"] == "mem0"
     rows = out["systems"]
-    assert rows["memstrata"]["search_p50_speedup"] == pytest.approx(10.0)
-    assert rows["memstrata"]["bar_met"] is True  # 10x, recall equal
-    assert rows["memstrata-vector"]["bar_met"] is False  # recall@5 lower
-    assert rows["memstrata-raw"]["bar_met"] is False  # only 4x
-    assert rows["memstrata-raw"]["recall@5_delta"] == pytest.approx(0.4)
-    assert peers.compare({"memstrata": systems["memstrata"]}) == {}
+    assert rows["mnemolayer"]["search_p50_speedup"] == pytest.approx(10.0)
+    assert rows["mnemolayer"]["bar_met"] is True  # 10x, recall equal
+    assert rows["mnemolayer-vector"]["bar_met"] is False  # recall@5 lower
+    assert rows["mnemolayer-raw"]["bar_met"] is False  # only 4x
+    assert rows["mnemolayer-raw"]["recall@5_delta"] == pytest.approx(0.4)
+    assert peers.compare({"mnemolayer": systems["mnemolayer"]}) == {}
 
 
-def test_summary_table_and_plot(peers: ModuleType, memstrata_result: dict, tmp_path: Path) -> None:
+def test_summary_table_and_plot(peers: ModuleType, mnemolayer_result: dict, tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    result = {**memstrata_result, "systems": dict(memstrata_result["systems"])}
+    result = {**mnemolayer_result, "systems": dict(mnemolayer_result["systems"])}
     result["systems"] = {"mem0": _fake_report(50.0, 0.1), **result["systems"]}
     result["comparison"] = peers.compare(result["systems"])
     rows = peers.summary_rows(result)
-    assert [r["system"] for r in rows] == ["mem0", "memstrata", "memstrata-vector"]
+    assert [r["system"] for r in rows] == ["mem0", "mnemolayer", "mnemolayer-vector"]
     assert rows[0]["speedup_p50"] is None and rows[1]["speedup_p50"] > 0
     console = Console(file=StringIO(), width=160)
     peers.print_summary(result, console)
     text = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "memstrata-vector" in text and "recall@5" in text and "Mem0 LLM calls" in text
+    assert "mnemolayer-vector" in text and "recall@5" in text and "Mem0 LLM calls" in text
     png = peers.plot(result, tmp_path / "charts" / "peers.png")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -165,7 +165,7 @@ def test_command_line(peers: ModuleType, tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     status = peers.main(
         [
-            "--data", str(SAMPLE), "--systems", "memstrata-vector", "--embedder", "hashing",
+            "--data", str(SAMPLE), "--systems", "mnemolayer-vector", "--embedder", "hashing",
             "--no-cache", "--probe", "0", "--max-questions", "5", "--no-progress",
             "--no-plot", "--no-details", "--out", str(out),
         ]
@@ -173,10 +173,10 @@ def test_command_line(peers: ModuleType, tmp_path: Path) -> None:
     assert status == 0
     saved = json.loads(out.read_text("utf-8"))
     assert saved["counts"]["questions"] == 5 and "details" not in saved
-    assert saved["config"]["command"].startswith("python bench/peers/mem0_vs_memstrata.py")
+    assert saved["config"]["command"].startswith("python bench/peers/mem0_vs_mnemolayer.py")
     assert peers.main(["--from-json", str(out), "--no-plot"]) == 0  # reprints, runs nothing
     with pytest.raises(ValueError, match="systems"):
-        peers.run(SAMPLE, systems=["memstrata", "memstrata"], embedder="hashing")
+        peers.run(SAMPLE, systems=["mnemolayer", "mnemolayer"], embedder="hashing")
 
 
 def test_mem0_side(peers: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -185,7 +185,7 @@ def test_mem0_side(peers: ModuleType, tmp_path: Path, monkeypatch: pytest.Monkey
     pytest.importorskip("mem0")
     result = peers.run(
         SAMPLE,
-        systems=["mem0", "memstrata-vector"],
+        systems=["mem0", "mnemolayer-vector"],
         embedder="hashing",
         cache=False,
         workdir=tmp_path / "work",
@@ -202,4 +202,4 @@ def test_mem0_side(peers: ModuleType, tmp_path: Path, monkeypatch: pytest.Monkey
     known = {f"D{s}:{t}" for s in range(1, 5) for t in range(1, 40)}
     for detail in result["details"]["mem0"]:
         assert set(detail["ranked"]) <= known and len(detail["ranked"]) <= 10
-    assert "memstrata-vector" in result["comparison"]["systems"]
+    assert "mnemolayer-vector" in result["comparison"]["systems"]

@@ -13,8 +13,8 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 import pytest
 
-from memstrata import Memory, StoreError, ValidationError
-from memstrata.store.postgres import PostgresStore, redact_url
+from mnemolayer import Memory, StoreError, ValidationError
+from mnemolayer.store.postgres import PostgresStore, redact_url
 
 
 def _with_query(url: str, extra: str) -> str:
@@ -181,7 +181,7 @@ def empty_db(_pg_admin: str | None) -> Iterator[str]:
         pytest.skip("no PostgreSQL")
     import psycopg
 
-    name = f"memstrata_empty_{uuid.uuid4().hex[:12]}"
+    name = f"mnemolayer_empty_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(_pg_admin, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     yield urlunsplit(urlsplit(_pg_admin)._replace(path=f"/{name}"))
@@ -190,7 +190,7 @@ def empty_db(_pg_admin: str | None) -> Iterator[str]:
 
 
 def test_read_only_on_an_empty_database_says_so(empty_db: str) -> None:
-    with pytest.raises(StoreError, match="no memstrata schema"):
+    with pytest.raises(StoreError, match="no mnemolayer schema"):
         Memory(empty_db, embedder="hashing", read_only=True)
 
 
@@ -203,7 +203,7 @@ def test_stats_by_kind_in_a_fixed_order(pg_url: str) -> None:
 def test_serve_refuses_to_start_on_a_store_it_cannot_open() -> None:
     from typer.testing import CliRunner
 
-    from memstrata.cli import app
+    from mnemolayer.cli import app
 
     url = "postgresql://ms:hunter2secret@127.0.0.1:1/x?connect_timeout=2"
     result = CliRunner().invoke(app, ["--db", url, "--embedder", "hashing", "serve"])

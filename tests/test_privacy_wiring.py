@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from memstrata import Memory
-from memstrata.cli import app
-from memstrata.errors import ValidationError
-from memstrata.privacy import REDACTED_KEY, RedactionConfig, resolve_privacy
-from memstrata.tokens import TokenCounter
+from mnemolayer import Memory
+from mnemolayer.cli import app
+from mnemolayer.errors import ValidationError
+from mnemolayer.privacy import REDACTED_KEY, RedactionConfig, resolve_privacy
+from mnemolayer.tokens import TokenCounter
 
 # One value of each type, as a person writes it, and the pieces of it that must not be
 # stored when it is redacted or masked (a mask keeps the last four characters). Pieces are
@@ -472,7 +472,7 @@ def _cli(db: Path, *args: str, env: dict[str, str] | None = None) -> Any:
 
 def test_cli_privacy_option_and_environment(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
-    env = {"MEMSTRATA_PRIVACY": ""}
+    env = {"MNEMOLAYER_PRIVACY": ""}
     out = _cli(db, "add", SENTENCES["email"], "--user", "u1", env=env)
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)[0]["content"] == SENTENCES["email"]  # default keeps email
@@ -480,21 +480,21 @@ def test_cli_privacy_option_and_environment(tmp_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert "[EMAIL]" in json.loads(out.stdout)[0]["content"]
     out = _cli(db, "add", SENTENCES["email"], "--user", "u3",
-               env={"MEMSTRATA_PRIVACY": "email=mask"})  # fmt: skip
+               env={"MNEMOLAYER_PRIVACY": "email=mask"})  # fmt: skip
     assert "l***@e***.org" in json.loads(out.stdout)[0]["content"]
     out = _cli(db, "--privacy", "off", "add", SENTENCES["card"], "--user", "u4",
-               env={"MEMSTRATA_PRIVACY": "redact"})  # fmt: skip
+               env={"MNEMOLAYER_PRIVACY": "redact"})  # fmt: skip
     assert json.loads(out.stdout)[0]["content"] == SENTENCES["card"], "the option wins"
     bad = _cli(db, "--privacy", "emails=mask", "list", "--user", "u1", env=env)
     assert bad.exit_code != 0 and "--privacy" in bad.output
-    bad = _cli(db, "list", "--user", "u1", env={"MEMSTRATA_PRIVACY": "nope"})
-    assert bad.exit_code != 0 and "MEMSTRATA_PRIVACY" in bad.output
+    bad = _cli(db, "list", "--user", "u1", env={"MNEMOLAYER_PRIVACY": "nope"})
+    assert bad.exit_code != 0 and "MNEMOLAYER_PRIVACY" in bad.output
 
 
 def test_server_settings_carry_the_privacy_setting(tmp_path: Path) -> None:
     pytest.importorskip("fastapi")
-    from memstrata.server.settings import ServerSettings
-    from memstrata.server.tenants import TenantPool
+    from mnemolayer.server.settings import ServerSettings
+    from mnemolayer.server.tenants import TenantPool
 
     settings = ServerSettings(db=str(tmp_path / "m.db"), embedder="hashing",
                               privacy="email=redact")  # fmt: skip
@@ -510,6 +510,6 @@ def test_server_settings_carry_the_privacy_setting(tmp_path: Path) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_privacy_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv("MEMSTRATA_PRIVACY", raising=False)
+    monkeypatch.delenv("MNEMOLAYER_PRIVACY", raising=False)
     yield
-    assert os.environ.get("MEMSTRATA_PRIVACY") is None
+    assert os.environ.get("MNEMOLAYER_PRIVACY") is None

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from memstrata import Memory
-from memstrata.cli import app
-from memstrata.cli import procedural_commands as _registers_strategies  # noqa: F401
-from memstrata.errors import ValidationError
-from memstrata.models import MemoryKind
-from memstrata.procedural import (
+from mnemolayer import Memory
+from mnemolayer.cli import app
+from mnemolayer.cli import procedural_commands as _registers_strategies  # noqa: F401
+from mnemolayer.errors import ValidationError
+from mnemolayer.models import MemoryKind
+from mnemolayer.procedural import (
     Insight,
     ProceduralConfig,
     StrategyStats,

@@ -1,4 +1,4 @@
-"""Property-based tests of the public API of :class:`memstrata.Memory` with odd input.
+"""Property-based tests of the public API of :class:`mnemolayer.Memory` with odd input.
 
 Every public call is fed arbitrary Unicode (combining marks, right-to-left text, emoji
 ZWJ sequences, NUL and other control characters, lone surrogates), empty, blank and huge
@@ -8,9 +8,9 @@ strings in many formats, epochs, non-times), and odd ids and limits. The propert
 every call:
 
 * it either succeeds or raises a documented usage error: a
-  :class:`~memstrata.errors.UsageError` (a :class:`~memstrata.errors.ValidationError`
-  naming the field, :class:`~memstrata.errors.NotFoundError`,
-  :class:`~memstrata.errors.ScopeRequiredError`); never any other exception;
+  :class:`~mnemolayer.errors.UsageError` (a :class:`~mnemolayer.errors.ValidationError`
+  naming the field, :class:`~mnemolayer.errors.NotFoundError`,
+  :class:`~mnemolayer.errors.ScopeRequiredError`); never any other exception;
 * the store is never corrupted: after each example ``PRAGMA integrity_check`` is ``ok``,
   the keyword index and the vectors hold exactly the stored memories, what was accepted
   reads back verbatim (content, metadata, times), searches return only stored memories
@@ -20,7 +20,7 @@ Each test runs on one store shared by its examples (module-scoped: hypothesis do
 reset function-scoped fixtures between examples); each example cleans up after itself.
 
 Settings profiles, registered here: ``ci`` (default: 1,000 examples per test, no
-deadline) and ``dev`` (100 examples); choose with ``MEMSTRATA_HYPOTHESIS_PROFILE=dev``.
+deadline) and ``dev`` (100 examples); choose with ``MNEMOLAYER_HYPOTHESIS_PROFILE=dev``.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ from hypothesis import HealthCheck, currently_in_test_context, event, example, g
 from hypothesis import strategies as st
 
 from helpers import all_records
-from memstrata import Memory, MemoryRecord, Message
-from memstrata.embed import HashingEmbedder
-from memstrata.errors import UsageError, ValidationError
-from memstrata.lifecycle import FakeClock, LifecycleConfig
+from mnemolayer import Memory, MemoryRecord, Message
+from mnemolayer.embed import HashingEmbedder
+from mnemolayer.errors import UsageError, ValidationError
+from mnemolayer.lifecycle import FakeClock, LifecycleConfig
 
 settings.register_profile(
     "ci",
@@ -52,7 +52,7 @@ settings.register_profile(
     print_blob=True,
 )
 settings.register_profile("dev", settings.get_profile("ci"), max_examples=100)
-PROFILE = settings.get_profile(os.environ.get("MEMSTRATA_HYPOTHESIS_PROFILE", "ci"))
+PROFILE = settings.get_profile(os.environ.get("MNEMOLAYER_HYPOTHESIS_PROFILE", "ci"))
 
 NOW = datetime(2024, 5, 8, 12, 0, tzinfo=UTC)
 # Expiry on, so that far-past and far-future times also go through the TTL arithmetic.
@@ -839,9 +839,9 @@ MD_LINE = st.one_of(
         "### 2024-05-08", "### 2024-02-30", "### yesterday", "- ", "-", "* not a bullet",
         "- `09:30 user` I moved to Porto", "- `2024-01-01 → now` The user lives in Porto",
         "- I love green tea", "- <!-- id: -->", "<!-- id:", "-->", "<!-- -->", "",
-        "<!-- memstrata:memory-md version=1 user=\"u1\" exported=2024-05-08T12:00:00+00:00 -->",
-        "<!-- memstrata:memory-md version=99 user=\"u1\" exported=never -->",
-        "<!-- memstrata:memory-md version=1 user=\"u2\" exported=2024-05-08T12:00:00+00:00 -->",
+        "<!-- mnemolayer:memory-md version=1 user=\"u1\" exported=2024-05-08T12:00:00+00:00 -->",
+        "<!-- mnemolayer:memory-md version=99 user=\"u1\" exported=never -->",
+        "<!-- mnemolayer:memory-md version=1 user=\"u2\" exported=2024-05-08T12:00:00+00:00 -->",
     ]),
     st.builds(lambda t, i: f"- {t} <!-- id:{i} -->", PIECES, MEMORY_ID),
     PIECES,
@@ -913,6 +913,6 @@ def test_reindex_negative_batch_size_keeps_the_model_bookkeeping(tmp_path: Path)
 
 
 def test_import_markdown_with_a_control_character_in_the_header_user(mem: Memory) -> None:
-    header = '<!-- memstrata:memory-md version=1 user="0\n" exported=2024-05-08T12:00:00+00:00 -->'
+    header = '<!-- mnemolayer:memory-md version=1 user="0\n" exported=2024-05-08T12:00:00+00:00 -->'
     with pytest.raises(ValidationError, match="header's user"):
         mem.import_markdown(header, user_id="u1")

@@ -1,4 +1,4 @@
-"""RedisSessionStore (memstrata.redis_sessions) on the real Redis: documents round-trip
+"""RedisSessionStore (mnemolayer.redis_sessions) on the real Redis: documents round-trip
 exactly, ids cannot collide or glob, indexes, TTLs, atomic saves under threads, errors,
 and two hosts sharing one window. The working-memory behaviour on top of it is tested on
 both backends in test_working.py (the ``sessions`` fixture)."""
@@ -17,10 +17,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from memstrata import Memory
-from memstrata.errors import StoreError, ValidationError
-from memstrata.redis_sessions import RedisSessionStore
-from memstrata.working import SessionStore, WindowState, WorkingMessage, working
+from mnemolayer import Memory
+from mnemolayer.errors import StoreError, ValidationError
+from mnemolayer.redis_sessions import RedisSessionStore
+from mnemolayer.working import SessionStore, WindowState, WorkingMessage, working
 
 
 @pytest.fixture
@@ -280,7 +280,7 @@ def test_missing_redis_package_names_the_extra(
 ) -> None:
     monkeypatch.setitem(sys.modules, "redis", None)  # import redis now raises ImportError
     with pytest.raises(
-        ValidationError, match=r"pip install -e '\.\[redis\]' in the memstrata checkout"
+        ValidationError, match=r"pip install -e '\.\[redis\]' in the mnemolayer checkout"
     ):
         RedisSessionStore(redis_url)
 
@@ -343,16 +343,16 @@ def test_the_redis_url_reaches_the_memory(redis_url: str, db_path: Path) -> None
 
 
 def test_sessions_setting_from_the_environment() -> None:
-    from memstrata.config import Settings, settings_from_env
+    from mnemolayer.config import Settings, settings_from_env
 
     assert settings_from_env({}).sessions == "sqlite"
-    assert settings_from_env({"MEMSTRATA_SESSIONS": "sqlite"}).sessions == "sqlite"
+    assert settings_from_env({"MNEMOLAYER_SESSIONS": "sqlite"}).sessions == "sqlite"
     url = "redis://:pw@127.0.0.1:6379/2?prefix=bot&ttl=3600"
-    assert settings_from_env({"MEMSTRATA_SESSIONS": f" {url} "}).sessions == url
+    assert settings_from_env({"MNEMOLAYER_SESSIONS": f" {url} "}).sessions == url
     for bad in ("postgres://x", "SQLite", "redis://:secret@h:port", "redis://h/0?ttl=-1"):
         with pytest.raises(ValidationError) as err:
-            settings_from_env({"MEMSTRATA_SESSIONS": bad})
-        assert err.value.field == "MEMSTRATA_SESSIONS" and "secret" not in str(err.value)
+            settings_from_env({"MNEMOLAYER_SESSIONS": bad})
+        assert err.value.field == "MNEMOLAYER_SESSIONS" and "secret" not in str(err.value)
     with pytest.raises(ValueError, match="redis://") as exc:
         Settings(sessions="redis://:secret@h:port")
     assert "secret" not in str(exc.value)

@@ -10,9 +10,9 @@ from pathlib import Path
 import anyio
 import pytest
 
-from memstrata import AsyncMemory, Memory
-from memstrata.errors import NotFoundError, ValidationError
-from memstrata.semantic.types import SELF, ExtractedFact, Extraction
+from mnemolayer import AsyncMemory, Memory
+from mnemolayer.errors import NotFoundError, ValidationError
+from mnemolayer.semantic.types import SELF, ExtractedFact, Extraction
 
 
 @pytest.fixture

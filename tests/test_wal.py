@@ -1,5 +1,5 @@
 """Checkpoints of the write-ahead log (store/wal.py): SQLite's own automatic checkpoints
-are off on every file memstrata writes, and ours keep the log bounded."""
+are off on every file mnemolayer writes, and ours keep the log bounded."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import os
 import sqlite3
 from pathlib import Path
 
-from memstrata import Memory
-from memstrata.embed.cache import CachedEmbedder
-from memstrata.embed.hashing import HashingEmbedder
-from memstrata.server.keys import KeyStore
-from memstrata.store.wal import WalCheckpointer, configure_wal
+from mnemolayer import Memory
+from mnemolayer.embed.cache import CachedEmbedder
+from mnemolayer.embed.hashing import HashingEmbedder
+from mnemolayer.server.keys import KeyStore
+from mnemolayer.store.wal import WalCheckpointer, configure_wal
 
 
 def wal_size(path: Path) -> int:

@@ -1,4 +1,4 @@
-"""Working memory (memstrata.working): the budgeted window, compaction into a running
+"""Working memory (mnemolayer.working): the budgeted window, compaction into a running
 summary and episodic memory, pins, hooks, persistence and resume, input validation."""
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from memstrata import Memory
-from memstrata.errors import NotFoundError, ValidationError
-from memstrata.tokens import count_messages, get_token_counter
-from memstrata.working import (
+from mnemolayer import Memory
+from mnemolayer.errors import NotFoundError, ValidationError
+from mnemolayer.tokens import count_messages, get_token_counter
+from mnemolayer.working import (
     SUMMARY_PREFIX,
     CompactionEvent,
     SessionInfo,
@@ -174,8 +174,8 @@ def test_resume_in_a_new_process_is_identical(wmem: Memory, sessions: str, db_pa
     script = textwrap.dedent(
         f"""
         import json
-        from memstrata import Memory
-        from memstrata.working import working
+        from mnemolayer import Memory
+        from mnemolayer.working import working
         mem = Memory({str(db_path)!r}, embedder="hashing", extractor=None,
                      sessions={sessions!r})
         wm = working(mem, session_id="s1", user_id="u1", budget_tokens=300)
@@ -519,7 +519,7 @@ def test_delete_all_of_a_user_removes_their_windows(wmem: Memory) -> None:
 def test_async_memory_gives_the_window(tmp_path) -> None:
     import anyio
 
-    from memstrata import AsyncMemory
+    from mnemolayer import AsyncMemory
 
     async def main() -> list:
         async with AsyncMemory(tmp_path / "a.db", embedder="hashing") as am:

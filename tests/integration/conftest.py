@@ -9,7 +9,7 @@ Against the scripted server (``tests/fake_llm_server.py``, a subprocess on 127.0
 For the opt-in smoke tests against a real local model server:
 
 * ``smoke_settings``: the server's settings from the environment; skips the test unless
-  ``MEMSTRATA_LLM_SMOKE=1`` and ``MEMSTRATA_LLM_BASE_URL`` are set;
+  ``MNEMOLAYER_LLM_SMOKE=1`` and ``MNEMOLAYER_LLM_BASE_URL`` are set;
 * ``on_smoke_server``: builds an LLM client on it whose fallback fails the test.
 
 Nothing here imports the optional ``openai`` SDK: the test modules skip without it.
@@ -30,11 +30,11 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 from pydantic import SecretStr
 
-from memstrata.config import LLMSettings, settings_from_env
+from mnemolayer.config import LLMSettings, settings_from_env
 
 if TYPE_CHECKING:
-    from memstrata.semantic.types import Extraction
-    from memstrata.tokens import TokenCounter
+    from mnemolayer.semantic.types import Extraction
+    from mnemolayer.tokens import TokenCounter
 
 SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "fake_llm_server.py"
 PROXY_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
@@ -158,15 +158,17 @@ class FailingFallback:
 
 @pytest.fixture(scope="module")
 def smoke_settings() -> LLMSettings:
-    """The local model server's settings from ``MEMSTRATA_LLM_*``, without retries;
-    ``MEMSTRATA_LLM_MODEL`` defaults to ``local`` and ``MEMSTRATA_LLM_TIMEOUT`` to 180 s."""
-    if os.environ.get("MEMSTRATA_LLM_SMOKE") != "1" or not os.environ.get("MEMSTRATA_LLM_BASE_URL"):
+    """The local model server's settings from ``MNEMOLAYER_LLM_*``, without retries;
+    ``MNEMOLAYER_LLM_MODEL`` defaults to ``local`` and ``MNEMOLAYER_LLM_TIMEOUT`` to 180 s."""
+    if os.environ.get("MNEMOLAYER_LLM_SMOKE") != "1" or not os.environ.get(
+        "MNEMOLAYER_LLM_BASE_URL"
+    ):
         pytest.skip(
-            "opt-in: set MEMSTRATA_LLM_SMOKE=1 and MEMSTRATA_LLM_BASE_URL to a local model server"
+            "opt-in: set MNEMOLAYER_LLM_SMOKE=1 and MNEMOLAYER_LLM_BASE_URL to a local model server"
         )
     env = dict(os.environ)
-    env.setdefault("MEMSTRATA_LLM_MODEL", "local")
-    env.setdefault("MEMSTRATA_LLM_TIMEOUT", "180")
+    env.setdefault("MNEMOLAYER_LLM_MODEL", "local")
+    env.setdefault("MNEMOLAYER_LLM_TIMEOUT", "180")
     llm = settings_from_env(env).llm
     assert llm is not None
     return llm.model_copy(update={"max_retries": 0})

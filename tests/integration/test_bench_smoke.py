@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.bench.locomo import run_locomo
-from memstrata.bench.metrics import METRIC_NAMES
-from memstrata.bench.report import plot_results, print_report
-from memstrata.demo import SAMPLE
-from memstrata.demo import main as demo_main
+from mnemolayer.bench.locomo import run_locomo
+from mnemolayer.bench.metrics import METRIC_NAMES
+from mnemolayer.bench.report import plot_results, print_report
+from mnemolayer.demo import SAMPLE
+from mnemolayer.demo import main as demo_main
 
 ROWS = ("multi-hop", "temporal", "open-domain", "single-hop", "overall", "adversarial")
 
@@ -83,6 +83,6 @@ def test_demo_runs_on_the_sample(
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # keep the real cache clean
     demo_main(["--data", str(SAMPLE), "--embedder", "hashing", "--workdir", str(tmp_path / "demo")])
     out = capsys.readouterr().out
-    assert "What memstrata recalls" in out
-    assert "memstrata --db" in out and "search --user sample-1" in out
+    assert "What mnemolayer recalls" in out
+    assert "mnemolayer --db" in out and "search --user sample-1" in out
     assert (tmp_path / "demo" / "locomo-sample-1.db").is_file()

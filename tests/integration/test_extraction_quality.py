@@ -1,9 +1,9 @@
 """The rule extractor on the labelled gold sets: the issue's extraction-quality bar.
 
 Precision ≥ 0.85 and recall ≥ 0.70 per language, under the matching rule of
-:mod:`memstrata.semantic.evaluate`. On failure the message lists the worst kinds and a
+:mod:`mnemolayer.semantic.evaluate`. On failure the message lists the worst kinds and a
 sample of the false positives and negatives. The same figures, with a table per kind:
-``memstrata bench extraction``.
+``mnemolayer bench extraction``.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.semantic.evaluate import ExtractionScores, evaluate, load_gold
-from memstrata.semantic.types import Extractor
+from mnemolayer.semantic.evaluate import ExtractionScores, evaluate, load_gold
+from mnemolayer.semantic.types import Extractor
 
 rules = pytest.importorskip(
-    "memstrata.semantic.rules", reason="the rule extractor (memstrata.semantic.rules) is absent"
+    "mnemolayer.semantic.rules", reason="the rule extractor (mnemolayer.semantic.rules) is absent"
 )
 
 GOLD_DIR = Path(__file__).resolve().parents[1] / "data" / "extraction"

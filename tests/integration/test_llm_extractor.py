@@ -23,10 +23,10 @@ pytest.importorskip("json_repair")
 
 from pydantic import ValidationError
 
-from memstrata.config import LLMSettings, settings_from_env
-from memstrata.errors import ValidationError as MemstrataValidationError
-from memstrata.semantic.llm import LLMExtractor, build_messages, normalize_predicate
-from memstrata.semantic.types import (
+from mnemolayer.config import LLMSettings, settings_from_env
+from mnemolayer.errors import ValidationError as MnemolayerValidationError
+from mnemolayer.semantic.llm import LLMExtractor, build_messages, normalize_predicate
+from mnemolayer.semantic.types import (
     SELF,
     ExtractedEntity,
     ExtractedFact,
@@ -490,10 +490,10 @@ def test_build_messages_names_the_speaker_and_date() -> None:
 def test_llm_settings_from_env() -> None:
     settings = settings_from_env(
         {
-            "MEMSTRATA_LLM_BASE_URL": "http://127.0.0.1:8080/v1/",
-            "MEMSTRATA_LLM_MODEL": "qwen2.5-1.5b",
-            "MEMSTRATA_LLM_API_KEY": "sk-secret",
-            "MEMSTRATA_LLM_TIMEOUT": "12.5",
+            "MNEMOLAYER_LLM_BASE_URL": "http://127.0.0.1:8080/v1/",
+            "MNEMOLAYER_LLM_MODEL": "qwen2.5-1.5b",
+            "MNEMOLAYER_LLM_API_KEY": "sk-secret",
+            "MNEMOLAYER_LLM_TIMEOUT": "12.5",
         }
     )
     assert settings.llm is not None
@@ -505,28 +505,28 @@ def test_llm_settings_from_env() -> None:
     assert settings.llm.timeout_s == 12.5
     assert (settings.llm.max_retries, settings.llm.temperature) == (2, 0.0)
     assert settings_from_env({}).llm is None
-    assert settings_from_env({"MEMSTRATA_LLM_BASE_URL": ""}).llm is None
+    assert settings_from_env({"MNEMOLAYER_LLM_BASE_URL": ""}).llm is None
 
 
 @pytest.mark.parametrize(
     ("env", "message"),
     [
-        ({"MEMSTRATA_LLM_MODEL": "m"}, "MEMSTRATA_LLM_BASE_URL: not set"),
-        ({"MEMSTRATA_LLM_BASE_URL": "http://127.0.0.1:1/v1"}, "MEMSTRATA_LLM_MODEL: required"),
-        ({"MEMSTRATA_LLM_BASE_URL": "ftp://x", "MEMSTRATA_LLM_MODEL": "m"}, "http"),
+        ({"MNEMOLAYER_LLM_MODEL": "m"}, "MNEMOLAYER_LLM_BASE_URL: not set"),
+        ({"MNEMOLAYER_LLM_BASE_URL": "http://127.0.0.1:1/v1"}, "MNEMOLAYER_LLM_MODEL: required"),
+        ({"MNEMOLAYER_LLM_BASE_URL": "ftp://x", "MNEMOLAYER_LLM_MODEL": "m"}, "http"),
         (
             {
-                "MEMSTRATA_LLM_BASE_URL": "http://x/v1",
-                "MEMSTRATA_LLM_MODEL": "m",
-                "MEMSTRATA_LLM_TIMEOUT": "-1",
+                "MNEMOLAYER_LLM_BASE_URL": "http://x/v1",
+                "MNEMOLAYER_LLM_MODEL": "m",
+                "MNEMOLAYER_LLM_TIMEOUT": "-1",
             },
-            "MEMSTRATA_LLM_TIMEOUT",
+            "MNEMOLAYER_LLM_TIMEOUT",
         ),
     ],
 )
 def test_bad_llm_env_is_refused(env: dict[str, str], message: str) -> None:
     # A usage error naming the variable (a ValueError too), never a pydantic traceback.
-    with pytest.raises(MemstrataValidationError, match=message):
+    with pytest.raises(MnemolayerValidationError, match=message):
         settings_from_env(env)
 
 

@@ -20,10 +20,10 @@ import pytest
 
 pytest.importorskip("openai")
 
-from memstrata import Memory
-from memstrata.errors import ValidationError
-from memstrata.lifecycle.importance import ImportanceEstimate, ImportanceEstimator, RuleImportance
-from memstrata.lifecycle.llm_importance import (
+from mnemolayer import Memory
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle.importance import ImportanceEstimate, ImportanceEstimator, RuleImportance
+from mnemolayer.lifecycle.llm_importance import (
     MAX_TEXT_CHARS,
     LLMImportance,
     build_messages,
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.usefixtures("no_proxy")
 
-LLM_ENV = ("MEMSTRATA_LLM_BASE_URL", "MEMSTRATA_LLM_MODEL", "MEMSTRATA_LLM_API_KEY")
+LLM_ENV = ("MNEMOLAYER_LLM_BASE_URL", "MNEMOLAYER_LLM_MODEL", "MNEMOLAYER_LLM_API_KEY")
 TEXT = "Please remember that my daughter Lena is allergic to peanuts."
 TEXT_ZH = "记住，我女儿对花生过敏。"
 RULES = RuleImportance()
@@ -57,9 +57,9 @@ def make(server: FakeLLM, on_server: Any) -> Any:
 
 @pytest.fixture
 def llm_env(server: FakeLLM, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MEMSTRATA_LLM_BASE_URL", server.base_url)
-    monkeypatch.setenv("MEMSTRATA_LLM_MODEL", "fake-model")
-    monkeypatch.setenv("MEMSTRATA_LLM_TIMEOUT", "3")
+    monkeypatch.setenv("MNEMOLAYER_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MNEMOLAYER_LLM_MODEL", "fake-model")
+    monkeypatch.setenv("MNEMOLAYER_LLM_TIMEOUT", "3")
     server.script()
 
 
@@ -371,7 +371,7 @@ def test_memory_llm_needs_the_env(db_path: Path) -> None:
     with pytest.raises(ValidationError) as info:
         Memory(db_path, embedder="hashing", extractor=None, importance="llm")
     assert info.value.field == "importance"
-    assert "MEMSTRATA_LLM_BASE_URL" in str(info.value)
+    assert "MNEMOLAYER_LLM_BASE_URL" in str(info.value)
 
 
 @pytest.mark.parametrize("spec", ["LLM", "", "none", None, 0.5, object(), RuleImportance])

@@ -1,16 +1,16 @@
 """Opt-in smoke test of LLMExtractor against a real local model server.
 
-Skipped unless ``MEMSTRATA_LLM_SMOKE=1`` and ``MEMSTRATA_LLM_BASE_URL`` points at an
+Skipped unless ``MNEMOLAYER_LLM_SMOKE=1`` and ``MNEMOLAYER_LLM_BASE_URL`` points at an
 OpenAI-compatible server on this machine (the test suite blocks every address but
 loopback), for example a llama.cpp server with a small instruct model (MODELS.md lists
 Qwen2.5-1.5B-Instruct GGUF builds that work)::
 
-    MEMSTRATA_LLM_SMOKE=1 MEMSTRATA_LLM_BASE_URL=http://127.0.0.1:8080/v1 \\
-    MEMSTRATA_LLM_MODEL=qwen2.5-1.5b-instruct \\
+    MNEMOLAYER_LLM_SMOKE=1 MNEMOLAYER_LLM_BASE_URL=http://127.0.0.1:8080/v1 \\
+    MNEMOLAYER_LLM_MODEL=qwen2.5-1.5b-instruct \\
         .venv/bin/python -m pytest -q tests/integration/test_llm_smoke.py
 
-``MEMSTRATA_LLM_MODEL`` defaults to ``local`` (llama.cpp ignores it) and
-``MEMSTRATA_LLM_TIMEOUT`` to 180 s per attempt: a 1.5B model on two CPU cores writes
+``MNEMOLAYER_LLM_MODEL`` defaults to ``local`` (llama.cpp ignores it) and
+``MNEMOLAYER_LLM_TIMEOUT`` to 180 s per attempt: a 1.5B model on two CPU cores writes
 about 10 tokens per second. A fallback that raises makes any failure of the model (no
 JSON, timeout, HTTP error) fail the test instead of being covered by the rules. The gate,
 the settings and that fallback are in ``conftest.py`` (``smoke_settings``,
@@ -27,8 +27,8 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("json_repair")
 
-from memstrata.semantic.llm import LLMExtractor
-from memstrata.semantic.types import SELF
+from mnemolayer.semantic.llm import LLMExtractor
+from mnemolayer.semantic.types import SELF
 
 WHEN = datetime(2024, 5, 8, 12, 0, tzinfo=UTC)  # a Wednesday
 

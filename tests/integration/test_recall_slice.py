@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.bench.locomo import run_locomo
-from memstrata.bench.memorybank import run_memorybank
+from mnemolayer.bench.locomo import run_locomo
+from mnemolayer.bench.memorybank import run_memorybank
 
 pytestmark = pytest.mark.slow
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memstrata import Memory
+from mnemolayer import Memory
 
 pytestmark = pytest.mark.slow
 

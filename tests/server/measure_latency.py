@@ -1,4 +1,4 @@
-"""Measure ``POST /search`` latency over loopback against a real ``memstrata serve``.
+"""Measure ``POST /search`` latency over loopback against a real ``mnemolayer serve``.
 
 Not a test: run it by hand, e.g.::
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from rest_server import start
 
-from memstrata import Memory
+from mnemolayer import Memory
 
 WORDS = [
     "coffee",

@@ -1,6 +1,6 @@
-"""A real ``memstrata serve`` process for the REST tests, and the table of every endpoint.
+"""A real ``mnemolayer serve`` process for the REST tests, and the table of every endpoint.
 
-The server runs as a subprocess (``python -m memstrata ... serve``) on 127.0.0.1 with the
+The server runs as a subprocess (``python -m mnemolayer ... serve``) on 127.0.0.1 with the
 hashing embedder and the rules extractor; tests talk to it with httpx over loopback.
 """
 
@@ -17,9 +17,9 @@ from typing import Any
 
 import httpx
 
-from memstrata import Memory
-from memstrata.embed import HashingEmbedder
-from memstrata.server import KeyStore
+from mnemolayer import Memory
+from mnemolayer.embed import HashingEmbedder
+from mnemolayer.server import KeyStore
 
 
 def free_port() -> int:
@@ -74,7 +74,7 @@ class Server:
 
 
 def start(workdir: Path, *serve_args: str, extractor: str = "rules") -> Server:
-    """Start ``memstrata serve`` with ``serve_args`` and wait until /healthz answers.
+    """Start ``mnemolayer serve`` with ``serve_args`` and wait until /healthz answers.
 
     Raises:
         RuntimeError: the process exited or did not answer within 60 s (with its log).
@@ -82,7 +82,7 @@ def start(workdir: Path, *serve_args: str, extractor: str = "rules") -> Server:
     port = free_port()
     log = workdir / f"server-{port}.log"
     cmd = [
-        sys.executable, "-m", "memstrata", "--embedder", "hashing", "--extractor", extractor,
+        sys.executable, "-m", "mnemolayer", "--embedder", "hashing", "--extractor", extractor,
         "serve", "--port", str(port), "--log-level", "warning", *serve_args,
     ]  # fmt: skip
     with log.open("wb") as out:

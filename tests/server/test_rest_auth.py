@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from rest_server import ENDPOINTS, Endpoint, Server, ids
 
-from memstrata.server import KeyStore
+from mnemolayer.server import KeyStore
 
 NAMES = {
     "memory_id": "0" * 32,

@@ -1,4 +1,4 @@
-"""``memstrata serve`` and ``memstrata keys``: single-user mode, the refusal to expose a
+"""``mnemolayer serve`` and ``mnemolayer keys``: single-user mode, the refusal to expose a
 keyless server, and keys made and revoked by the CLI while a server runs."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from rest_server import Server, start
 from typer.testing import CliRunner, Result
 
-from memstrata.cli import app
+from mnemolayer.cli import app
 
 runner = CliRunner()
 
@@ -20,12 +20,12 @@ runner = CliRunner()
 def cli(*args: str) -> Result:
     """Run the command line in-process (the server under test is another process, so the
     key file is still shared across processes). Wide enough that tables keep ids whole."""
-    return runner.invoke(app, list(args), env={"COLUMNS": "200", "MEMSTRATA_DATA_DIR": ""})
+    return runner.invoke(app, list(args), env={"COLUMNS": "200", "MNEMOLAYER_DATA_DIR": ""})
 
 
 @pytest.fixture(scope="module")
 def single(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Path]]:
-    """``memstrata serve --db FILE``: one store, no keys."""
+    """``mnemolayer serve --db FILE``: one store, no keys."""
     workdir = tmp_path_factory.mktemp("single")
     db = workdir / "solo.db"
     srv = start(workdir, "--db", str(db))

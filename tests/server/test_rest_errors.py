@@ -115,7 +115,7 @@ def test_a_store_with_another_embedding_model_is_409(server: Server) -> None:
 
 def test_openapi_schema_is_served_and_declares_errors(server: Server) -> None:
     schema = httpx.get(f"{server.url}/openapi.json").json()
-    assert schema["info"]["title"] == "memstrata"
+    assert schema["info"]["title"] == "mnemolayer"
     schemes = schema["components"]["securitySchemes"]
     assert {s["type"] for s in schemes.values()} == {"http", "apiKey"}
     for path, ops in schema["paths"].items():

@@ -10,7 +10,7 @@ import httpx
 import pytest
 from rest_server import Server
 
-from memstrata.models import new_id
+from mnemolayer.models import new_id
 
 
 @pytest.fixture(scope="module")

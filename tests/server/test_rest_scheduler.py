@@ -1,4 +1,4 @@
-"""Scheduled maintenance (``memstrata serve --maintain-every``): on a real server process,
+"""Scheduled maintenance (``mnemolayer serve --maintain-every``): on a real server process,
 an expired memory disappears with no request calling maintain, a tenant that cannot be
 opened is reported and skipped, and the server stops cleanly; in process, the passes,
 their one-line summaries and the thread's start and stop."""
@@ -15,13 +15,13 @@ import pytest
 from rest_server import start_with_tenants
 from test_rest_cli import cli
 
-from memstrata import Memory
-from memstrata.embed import HashingEmbedder
-from memstrata.models import new_id
-from memstrata.server import ServerSettings
-from memstrata.server.scheduler import MaintenanceScheduler
-from memstrata.server.settings import format_duration, parse_duration
-from memstrata.server.tenants import TenantPool
+from mnemolayer import Memory
+from mnemolayer.embed import HashingEmbedder
+from mnemolayer.models import new_id
+from mnemolayer.server import ServerSettings
+from mnemolayer.server.scheduler import MaintenanceScheduler
+from mnemolayer.server.settings import format_duration, parse_duration
+from mnemolayer.server.tenants import TenantPool
 
 PAST = "2000-01-01T00:00:00Z"
 
@@ -118,7 +118,7 @@ def test_a_pass_maintains_every_tenant_and_logs_one_line(
     pool: TenantPool, caplog: pytest.LogCaptureFixture
 ) -> None:
     scheduler = MaintenanceScheduler(pool, 3600)
-    with caplog.at_level(logging.INFO, logger="memstrata.server"):
+    with caplog.at_level(logging.INFO, logger="mnemolayer.server"):
         first = scheduler.run_once()
     assert first.number == 1 and first.tenants == ["acme", "globex"]
     assert first.users == 3  # u1, u1-source and g1
@@ -149,7 +149,7 @@ def test_a_failing_tenant_never_stops_the_pass(
         return real_get(tenant)
 
     monkeypatch.setattr(pool, "get", get)
-    with caplog.at_level(logging.INFO, logger="memstrata.server"):
+    with caplog.at_level(logging.INFO, logger="mnemolayer.server"):
         run = MaintenanceScheduler(pool, 3600).run_once()
     assert run.tenants == ["globex"]
     assert run.failed["acme"] == "internal_error: RuntimeError"
@@ -165,7 +165,7 @@ def test_the_thread_runs_passes_until_stopped(pool: TenantPool) -> None:
         finished = scheduler.last
     finally:
         scheduler.stop()
-    assert not any(t.name == "memstrata-maintain" for t in threading.enumerate())  # joined
+    assert not any(t.name == "mnemolayer-maintain" for t in threading.enumerate())  # joined
     scheduler.stop()  # twice is fine
     assert finished is not None and finished.tenants == ["acme", "globex"]
     # A pass that stop() cut short ends between two tenants, never inside one.
@@ -176,7 +176,7 @@ def test_the_thread_runs_passes_until_stopped(pool: TenantPool) -> None:
 
 
 def test_the_interval_is_checked(pool: TenantPool) -> None:
-    from memstrata.errors import ValidationError
+    from mnemolayer.errors import ValidationError
 
     for bad in (0.5, 366 * 86400.0):
         with pytest.raises(ValidationError, match="every_s"):

@@ -59,10 +59,10 @@ from schemathesis.checks import (
 
 #: Generated examples per operation and generation mode (Hypothesis stops earlier for
 #: an operation whose inputs are all fixed, such as ``GET /v1/whoami``). A deeper run:
-#: ``MEMSTRATA_FUZZ_EXAMPLES=200``; ``MEMSTRATA_FUZZ_RANDOM=1`` draws new cases each run
+#: ``MNEMOLAYER_FUZZ_EXAMPLES=200``; ``MNEMOLAYER_FUZZ_RANDOM=1`` draws new cases each run
 #: instead of the same derandomized ones.
-MAX_EXAMPLES = int(os.environ.get("MEMSTRATA_FUZZ_EXAMPLES", "12"))
-RANDOM = os.environ.get("MEMSTRATA_FUZZ_RANDOM") == "1"
+MAX_EXAMPLES = int(os.environ.get("MNEMOLAYER_FUZZ_EXAMPLES", "12"))
+RANDOM = os.environ.get("MNEMOLAYER_FUZZ_RANDOM") == "1"
 MIN_REQUESTS = 500
 
 CHECKS = [

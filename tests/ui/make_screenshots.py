@@ -102,7 +102,7 @@ def main() -> int:
         print(f"cannot take screenshots: {why}", file=sys.stderr)
         return 1
     out.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="memstrata-shots-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="mnemolayer-shots-") as tmp:
         server = start_with_tenants(Path(tmp))
         try:
             made = shoot(server, out, seed(server), Path(tmp) / "profile")

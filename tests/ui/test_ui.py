@@ -17,7 +17,7 @@ import pytest
 from rest_server import Server
 from ui_browser import sign_in
 
-from memstrata.server.ui import CONTENT_SECURITY_POLICY
+from mnemolayer.server.ui import CONTENT_SECURITY_POLICY
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -69,7 +69,7 @@ def test_wrong_key_is_refused_with_the_servers_error(server: Server, page: Page)
     assert "401 unauthorized" in error.inner_text()
     assert "invalid or revoked API key" in error.inner_text()
     assert page.locator("#api-key").is_visible()  # still asking
-    assert page.evaluate("sessionStorage.getItem('memstrata.apiKey')") is None
+    assert page.evaluate("sessionStorage.getItem('mnemolayer.apiKey')") is None
 
 
 def test_a_key_bound_to_one_user_lands_there_and_is_refused_others(

@@ -1,4 +1,4 @@
-"""The memory browser on a single-user server (``memstrata serve --db FILE``): no key is
+"""The memory browser on a single-user server (``mnemolayer serve --db FILE``): no key is
 asked for, and the one store is browsed directly."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Playwright's own browser download is never used (``playwright install`` needs the
 network): the tests launch the system Chromium through ``executable_path``. Without it
 (or without the ``playwright`` package) the tests skip, unless
-``MEMSTRATA_REQUIRE_BROWSER=1`` is set (CI), where they fail instead.
+``MNEMOLAYER_REQUIRE_BROWSER=1`` is set (CI), where they fail instead.
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ def missing() -> str | None:
 
 def require_browser() -> None:
     """Skip the calling test (or fixture) when no browser can run; with
-    ``MEMSTRATA_REQUIRE_BROWSER=1``, fail instead."""
+    ``MNEMOLAYER_REQUIRE_BROWSER=1``, fail instead."""
     why = missing()
     if why is None:
         return
-    if os.environ.get("MEMSTRATA_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"MEMSTRATA_REQUIRE_BROWSER=1 but {why}")
+    if os.environ.get("MNEMOLAYER_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"MNEMOLAYER_REQUIRE_BROWSER=1 but {why}")
     pytest.skip(f"no headless browser: {why}")
 
 

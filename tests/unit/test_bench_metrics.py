@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.bench.locomo import parse_evidence, parse_session_datetime, session_messages
-from memstrata.bench.memorybank import load_bank, load_gold, pair_messages
-from memstrata.bench.metrics import (
+from mnemolayer.bench.locomo import parse_evidence, parse_session_datetime, session_messages
+from mnemolayer.bench.memorybank import load_bank, load_gold, pair_messages
+from mnemolayer.bench.metrics import (
     aggregate,
     ndcg_at_k,
     percentiles,

@@ -13,12 +13,12 @@ import pytest
 import typer.main
 from typer.testing import CliRunner, Result
 
-from memstrata.cli import app
-from memstrata.demo import SAMPLE
-from memstrata.embed import EMBEDDERS, HashingEmbedder
+from mnemolayer.cli import app
+from mnemolayer.demo import SAMPLE
+from mnemolayer.embed import EMBEDDERS, HashingEmbedder
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
-SCRIPT = Path(sys.executable).with_name("memstrata")
+SCRIPT = Path(sys.executable).with_name("mnemolayer")
 
 runner = CliRunner()
 
@@ -261,7 +261,7 @@ def test_reindex_after_changing_the_embedder(db: Path, monkeypatch: pytest.Monke
 
 
 def test_settings_come_from_the_environment(db: Path) -> None:
-    env = {"MEMSTRATA_DB": str(db), "MEMSTRATA_EMBEDDER": "hashing"}
+    env = {"MNEMOLAYER_DB": str(db), "MNEMOLAYER_EMBEDDER": "hashing"}
     added = runner.invoke(app, ["add", "from the environment", "--user", "u"], env=env)
     assert added.exit_code == 0, added.output
     assert db.exists()
@@ -365,7 +365,7 @@ def test_bench_memorybank(tmp_path: Path) -> None:
 
 def test_version() -> None:
     result = runner.invoke(app, ["--version"])
-    assert result.exit_code == 0 and result.stdout.startswith("memstrata ")
+    assert result.exit_code == 0 and result.stdout.startswith("mnemolayer ")
 
 
 def test_console_script(tmp_path: Path) -> None:
@@ -394,7 +394,7 @@ def test_console_script(tmp_path: Path) -> None:
 
 def _open_window(db: Path) -> None:
     """A compacted window with a pin in session s1 of alice, and a session-only memory."""
-    from memstrata import Memory
+    from mnemolayer import Memory
 
     with Memory(db, embedder="hashing", extractor=None) as mem:
         wm = mem.working(session_id="s1", user_id="alice", budget_tokens=120)
@@ -487,5 +487,5 @@ def _command_names(command: Any, prefix: str = "") -> list[str]:
 
 @pytest.mark.parametrize("command", _command_names(typer.main.get_command(app)))
 def test_every_command_is_documented(command: str) -> None:
-    headings = re.findall(r"^## memstrata (.+)$", DOCS.read_text(encoding="utf-8"), re.M)
-    assert command in headings, f"`memstrata {command}` is missing from docs/cli.md"
+    headings = re.findall(r"^## mnemolayer (.+)$", DOCS.read_text(encoding="utf-8"), re.M)
+    assert command in headings, f"`mnemolayer {command}` is missing from docs/cli.md"

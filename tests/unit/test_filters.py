@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memstrata.errors import ValidationError
-from memstrata.retrieval.filters import (
+from mnemolayer.errors import ValidationError
+from mnemolayer.retrieval.filters import (
     And,
     Compare,
     Filter,

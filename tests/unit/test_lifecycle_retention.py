@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 import pydantic
 import pytest
 
-from memstrata.errors import ValidationError
-from memstrata.lifecycle import (
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle import (
     FakeClock,
     LifecycleConfig,
     RetentionInput,
@@ -24,7 +24,7 @@ from memstrata.lifecycle import (
     reinforce,
     retention,
 )
-from memstrata.models import MemoryKind, MemoryRecord
+from mnemolayer.models import MemoryKind, MemoryRecord
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 

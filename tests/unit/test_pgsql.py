@@ -1,10 +1,10 @@
-"""The SQLite-to-PostgreSQL statement translation (memstrata.store.pgsql)."""
+"""The SQLite-to-PostgreSQL statement translation (mnemolayer.store.pgsql)."""
 
 from __future__ import annotations
 
 import pytest
 
-from memstrata.store.pgsql import translate
+from mnemolayer.store.pgsql import translate
 
 CASES = [
     ("SELECT a FROM t WHERE b = ? AND c IN (?, ?)", "SELECT a FROM t WHERE b = %s AND c IN (%s, %s)"),

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from memstrata.config import LLMSettings
-from memstrata.errors import ValidationError
-from memstrata.summarizers import SUMMARIZERS, ExtractiveSummarizer, Summarizer, get_summarizer
-from memstrata.tokens import QuicktokCounter, TokenCounter
-from memstrata.working import summarize
+from mnemolayer.config import LLMSettings
+from mnemolayer.errors import ValidationError
+from mnemolayer.summarizers import SUMMARIZERS, ExtractiveSummarizer, Summarizer, get_summarizer
+from mnemolayer.tokens import QuicktokCounter, TokenCounter
+from mnemolayer.working import summarize
 
 COUNTER = QuicktokCounter("o200k_base")
 LINES = [
@@ -28,7 +28,7 @@ SETTINGS = LLMSettings(base_url="http://127.0.0.1:9/v1", model="local-model")
 
 @pytest.fixture(autouse=True)
 def _no_llm_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for var in ("MEMSTRATA_LLM_BASE_URL", "MEMSTRATA_LLM_MODEL", "MEMSTRATA_LLM_API_KEY"):
+    for var in ("MNEMOLAYER_LLM_BASE_URL", "MNEMOLAYER_LLM_MODEL", "MNEMOLAYER_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)
 
 
@@ -76,7 +76,7 @@ def test_extractive_by_name(spec: str | None) -> None:
 
 
 def test_auto_is_extractive_without_an_llm_extractor() -> None:
-    from memstrata.semantic.rules import RuleExtractor
+    from mnemolayer.semantic.rules import RuleExtractor
 
     assert isinstance(get_summarizer("auto"), ExtractiveSummarizer)
     assert isinstance(get_summarizer("auto", extractor=RuleExtractor()), ExtractiveSummarizer)
@@ -84,8 +84,8 @@ def test_auto_is_extractive_without_an_llm_extractor() -> None:
 
 def test_auto_follows_an_llm_extractor() -> None:
     pytest.importorskip("openai")
-    from memstrata.llm_summary import LLMSummarizer
-    from memstrata.semantic.llm import LLMExtractor
+    from mnemolayer.llm_summary import LLMSummarizer
+    from mnemolayer.semantic.llm import LLMExtractor
 
     extractor = LLMExtractor(SETTINGS)
     summarizer = get_summarizer("auto", extractor=extractor)
@@ -102,13 +102,13 @@ def test_llm_by_name_needs_the_settings(monkeypatch: pytest.MonkeyPatch) -> None
     with pytest.raises(ValidationError) as info:
         get_summarizer("llm")
     assert info.value.field == "summarizer"
-    assert "MEMSTRATA_LLM_BASE_URL" in str(info.value)
+    assert "MNEMOLAYER_LLM_BASE_URL" in str(info.value)
 
     pytest.importorskip("openai")
-    from memstrata.llm_summary import LLMSummarizer
+    from mnemolayer.llm_summary import LLMSummarizer
 
-    monkeypatch.setenv("MEMSTRATA_LLM_BASE_URL", "http://127.0.0.1:9/v1/")
-    monkeypatch.setenv("MEMSTRATA_LLM_MODEL", "env-model")
+    monkeypatch.setenv("MNEMOLAYER_LLM_BASE_URL", "http://127.0.0.1:9/v1/")
+    monkeypatch.setenv("MNEMOLAYER_LLM_MODEL", "env-model")
     summarizer = get_summarizer("llm")
     try:
         assert isinstance(summarizer, LLMSummarizer)

@@ -1,5 +1,0 @@
-"""``python -m memstrata`` runs the CLI."""
-
-from .cli import main
-
-main()

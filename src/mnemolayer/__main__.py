@@ -1,0 +1,5 @@
+"""``python -m mnemolayer`` runs the CLI."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,372 @@
+"""``mnemolayer bench``: retrieval benchmarks (LoCoMo, MemoryBank) and the fact-extraction
+benchmark (precision and recall on the labelled gold set).
+
+The benchmark modules are imported inside each command, so that ``mnemolayer --help`` and
+the memory commands never pay for them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+import typer
+from rich import box
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import UsageError, ValidationError
+from ._common import Mode, _emit, _say, _State, _state
+
+if TYPE_CHECKING:
+    from ..semantic.evaluate import Counts, ExtractionScores, FactError
+
+bench_app = typer.Typer(no_args_is_help=True, help="Run retrieval and extraction benchmarks.")
+
+DataPath = Annotated[Path, typer.Option(exists=True, help="Benchmark data file.")]
+OutOpt = Annotated[Path | None, typer.Option(dir_okay=False, help="Write the result JSON here.")]
+PlotOpt = Annotated[Path | None, typer.Option(dir_okay=False, help="Save a PNG chart here.")]
+BenchEmbedder = Annotated[str | None, typer.Option(help="Embedder.", show_default="--embedder")]
+WorkdirOpt = Annotated[Path | None, typer.Option(file_okay=False, help="Scratch directory.")]
+CacheOpt = Annotated[bool, typer.Option(help="Reuse cached embeddings and stores.")]
+BenchExtractor = Annotated[
+    str | None,
+    typer.Option(
+        help="Fact extractor while ingesting (rules, llm, none).", show_default="--extractor"
+    ),
+]
+
+
+def _report(state: _State, result: dict[str, Any], plot: Path | None) -> None:
+    from ..bench.report import plot_results, print_report
+
+    if plot is not None:
+        plot_results([result], plot)
+    if state.json:
+        return _emit(result)
+    print_report(result, console=state.out)
+
+
+@bench_app.command()
+def locomo(
+    ctx: typer.Context,
+    data: DataPath,
+    out: OutOpt = None,
+    mode: Annotated[Mode, typer.Option(help="Retrieval mode.")] = "hybrid",
+    embedder: BenchEmbedder = None,
+    conversations: Annotated[
+        list[str] | None, typer.Option(help="Conversation id (repeatable).", show_default="all")
+    ] = None,
+    max_questions: Annotated[int | None, typer.Option(help="Stop after N questions.")] = None,
+    workdir: WorkdirOpt = None,
+    cache: CacheOpt = True,
+    plot: PlotOpt = None,
+    extractor: BenchExtractor = None,
+    maintain: Annotated[
+        bool,
+        typer.Option(
+            "--maintain", help="Run one maintenance pass after ingesting each conversation."
+        ),
+    ] = False,
+) -> None:
+    """LoCoMo: recall of the evidence turns for each question."""
+    from ..bench.locomo import run_locomo
+
+    state = _state(ctx)
+    result = run_locomo(
+        data,
+        out=out,
+        embedder=embedder or state.embedder,
+        mode=mode,
+        conversations=conversations,
+        workdir=workdir,
+        cache=cache,
+        max_questions=max_questions,
+        show_progress=not state.json,
+        extractor=extractor or state.extractor,
+        maintain=maintain,
+    )
+    _report(state, result, plot)
+
+
+@bench_app.command()
+def memorybank(
+    ctx: typer.Context,
+    bank: DataPath,
+    gold: Annotated[Path, typer.Option(exists=True, help="Gold answers file.")],
+    lang: Annotated[Literal["zh", "en"], typer.Option(help="Language of the data.")],
+    out: OutOpt = None,
+    mode: Annotated[Mode, typer.Option(help="Retrieval mode.")] = "hybrid",
+    embedder: BenchEmbedder = None,
+    workdir: WorkdirOpt = None,
+    cache: CacheOpt = True,
+    plot: PlotOpt = None,
+    extractor: BenchExtractor = None,
+) -> None:
+    """MemoryBank: recall of the memory each probing question is about."""
+    from ..bench.memorybank import run_memorybank
+
+    state = _state(ctx)
+    result = run_memorybank(
+        bank,
+        gold,
+        lang=lang,
+        out=out,
+        embedder=embedder or state.embedder,
+        mode=mode,
+        workdir=workdir,
+        cache=cache,
+        show_progress=not state.json,
+        extractor=extractor or state.extractor,
+    )
+    _report(state, result, plot)
+
+
+def _ratio_cell(numerator: int, denominator: int) -> str:
+    return "—" if denominator == 0 else f"{numerator / denominator:.3f}"
+
+
+def _extraction_table(lang: str, scores: ExtractionScores) -> Table:
+    table = Table(
+        title=f"extraction · {lang} · {scores.examples} messages",
+        box=box.SIMPLE_HEAVY,
+        title_justify="left",
+    )
+    table.add_column("kind", style="bold", no_wrap=True)
+    for name in ("messages", "gold", "predicted", "matched", "P", "R", "F1"):
+        table.add_column(name, justify="right", no_wrap=True)
+
+    def row(name: str, messages: int, c: Counts, **style: Any) -> None:
+        f1 = "—" if c.gold == 0 and c.predicted == 0 else f"{c.f1:.3f}"
+        cells = (str(messages), str(c.gold), str(c.predicted), str(c.matched))
+        precision, recall = _ratio_cell(c.matched, c.predicted), _ratio_cell(c.matched, c.gold)
+        table.add_row(name, *cells, precision, recall, f1, **style)
+
+    kinds = list(scores.by_kind)
+    for i, kind in enumerate(kinds):
+        row(
+            kind,
+            scores.messages_by_kind[kind],
+            scores.by_kind[kind],
+            end_section=i == len(kinds) - 1,
+        )
+    row("overall", scores.examples, scores.total, style="bold")
+    table.caption = f"{scores.ms_per_message:.2f} ms/message"
+    return table
+
+
+def _error_table(title: str, errors: list[FactError], limit: int) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for name in ("id", "text", "fact"):
+        table.add_column(name, overflow="fold")
+    for error in errors[:limit]:
+        item = error.to_dict()
+        fact = f"({item['subject']}, {item['predicate']}, {item['object']})"
+        if item["negated"]:
+            fact += " negated"
+        if item["date"]:
+            fact += f" @ {item['date']}"
+        # Text, not str: gold and predicted text must never be read as rich markup.
+        table.add_row(item["id"], Text(item["text"]), Text(fact))
+    return table
+
+
+@bench_app.command()
+def extraction(
+    ctx: typer.Context,
+    lang: Annotated[Literal["en", "zh", "both"], typer.Option(help="Gold set language.")] = "both",
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            file_okay=False,
+            help="Directory holding en.jsonl and zh.jsonl.",
+            show_default="tests/data/extraction of the source checkout",
+        ),
+    ] = None,
+    errors: Annotated[
+        int, typer.Option(min=0, help="Show up to N false positives and N false negatives.")
+    ] = 0,
+    out: OutOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result as JSON (as the global --json).")
+    ] = False,
+) -> None:
+    """Fact extraction: precision, recall and F1 of the rule extractor on the gold set."""
+    from ..semantic.evaluate import default_data_dir, evaluate, load_gold
+    from ..semantic.rules import RuleExtractor
+
+    state = _state(ctx)
+    folder = data if data is not None else default_data_dir()
+    if folder is None:
+        raise UsageError("no gold set found next to this installation; pass --data DIR")
+    languages = ("en", "zh") if lang == "both" else (lang,)
+    extractor = RuleExtractor()
+    results: dict[str, ExtractionScores] = {}
+    for code in languages:
+        path = folder / f"{code}.jsonl"
+        if not path.is_file():
+            raise UsageError(f"--data: {path} does not exist")
+        results[code] = evaluate(extractor, load_gold(path))
+    document = {
+        "benchmark": "extraction",
+        "extractor": extractor.name,
+        "data": str(folder),
+        "languages": {code: scores.to_dict() for code, scores in results.items()},
+    }
+    if out is not None:
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(document, ensure_ascii=False, indent=2) + "\n", "utf-8")
+        except OSError as exc:
+            raise ValidationError("--out", f"cannot write {out}: {exc.strerror}") from exc
+    if state.json or as_json:
+        return _emit(document)
+    for code, scores in results.items():
+        state.out.print(_extraction_table(code, scores))
+        if not errors:
+            continue
+        for title, found in (
+            (f"false positives · {code}", scores.false_positives),
+            (f"false negatives · {code}", scores.false_negatives),
+        ):
+            if found:
+                state.out.print(_error_table(f"{title} ({len(found)})", found, errors))
+            else:
+                _say(state.out, f"{title}: none")
+    if out is not None:
+        _say(state.err, f"wrote {out}")
+
+
+@bench_app.command()
+def dedup(
+    ctx: typer.Context,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            help="Labelled pairs (JSON Lines).",
+            show_default="tests/data/dedup/pairs.jsonl of the source checkout",
+        ),
+    ] = None,
+    heldout: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            help="Held-out pairs, scored at the chosen threshold only.",
+            show_default="heldout.jsonl beside the default data",
+        ),
+    ] = None,
+    embedder: BenchEmbedder = None,
+    text_threshold: Annotated[
+        float | None,
+        typer.Option(min=0.0, max=1.0, help="Text-similarity floor.", show_default="DedupConfig"),
+    ] = None,
+    out: OutOpt = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the result as JSON (as the global --json).")
+    ] = False,
+) -> None:
+    """Near-duplicate merging: precision and recall of each cosine threshold on labelled
+    pairs (English and Chinese), and the threshold chosen (no false merge, best recall)."""
+    from rich.console import Console
+
+    from ..bench.dedup import default_data_path, run_dedup_bench
+
+    state = _state(ctx)
+    quiet = state.json or as_json
+    if data is None and not default_data_path().is_file():
+        raise UsageError("no labelled pairs found next to this installation; pass --data FILE")
+    result = run_dedup_bench(
+        data,
+        embedder=embedder or state.embedder,
+        heldout_path=heldout,
+        out=out,
+        text_threshold=text_threshold,
+        console=Console(quiet=True) if quiet else state.out,
+    )
+    if quiet:
+        _emit(result)
+
+
+@bench_app.command()
+def scale(
+    ctx: typer.Context,
+    n: Annotated[
+        list[int] | None,
+        typer.Option("--n", min=1, help="Memories in all (repeatable: 10000, 100000, 1000000)."),
+    ] = None,
+    users: Annotated[int, typer.Option(min=1, help="Small users sharing the rest.")] = 1000,
+    big_user: Annotated[
+        int | None,
+        typer.Option(min=0, help="Memories of the one big user.", show_default="min(100k, n/2)"),
+    ] = None,
+    backend: Annotated[
+        Literal["sqlite", "postgres"],
+        typer.Option(
+            help="Store backend: the embedded SQLite file, or PostgreSQL "
+            "($MNEMOLAYER_BENCH_PG_URL, else an embedded PostgreSQL started for the run)."
+        ),
+    ] = "sqlite",
+    queries: Annotated[int, typer.Option(min=1, help="Timed searches per group.")] = 200,
+    batch: Annotated[int, typer.Option(min=1, help="Messages per add call.")] = 100,
+    seed: Annotated[int, typer.Option(help="Data seed.")] = 0,
+    extractor: Annotated[
+        Literal["none", "rules"], typer.Option(help="Fact extractor while adding.")
+    ] = "none",
+    embedder_sample: Annotated[
+        int, typer.Option(min=0, help="Texts to time the real embedder on (0: skip).")
+    ] = 32,
+    ann_threshold: Annotated[
+        int | None,
+        typer.Option(min=0, help="Vectors above which a user's search uses the ANN index."),
+    ] = None,
+    workdir: WorkdirOpt = None,
+    out: OutOpt = None,
+    plot: PlotOpt = None,
+) -> None:
+    """Scale: add throughput, search p50/p95/p99 (excluding the embedder), store size and
+    memory at N memories over many users and one big user, with structured synthetic
+    vectors; the real embedder is timed apart on a small sample."""
+    from ..bench.scale import plot_scale, print_scale, run_scale
+    from ..retrieval.ann import AnnConfig
+
+    state = _state(ctx)
+    sizes = n or [10_000]
+    ann = AnnConfig() if ann_threshold is None else AnnConfig(threshold=ann_threshold)
+    runs = []
+    for i, size in enumerate(sizes):
+        runs.append(
+            run_scale(
+                size,
+                users=users,
+                big_user=big_user,
+                backend=backend,
+                queries=queries,
+                batch=batch,
+                seed=seed,
+                extractor=extractor,
+                embedder_sample=embedder_sample if i == 0 else 0,
+                embedder_model=state.embedder,
+                ann=ann,
+                workdir=None if workdir is None else workdir / f"n{size}",
+                show_progress=not state.json,
+            )
+        )
+    document = {"benchmark": "scale", "runs": runs}
+    if out is not None:
+        from ..bench._harness import write_json
+
+        try:
+            write_json(document, out)
+        except OSError as exc:
+            raise ValidationError("--out", f"cannot write {out}: {exc.strerror}") from exc
+    if plot is not None:
+        plot_scale(runs, plot)
+    if state.json:
+        return _emit(document)
+    for result in runs:
+        print_scale(result, console=state.out)

