@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from .textproc import index_terms, is_cjk
+from mnemolayer.textproc import index_terms, is_cjk
 
 __all__ = ["ELLIPSIS", "ENDING_MAX", "STEM_MIN", "condense", "sentences"]
 

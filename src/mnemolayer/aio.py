@@ -15,7 +15,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import anyio.to_thread
 
-from .memory import Memory
+from mnemolayer.memory import Memory
 
 __all__ = ["AsyncMemory"]
 

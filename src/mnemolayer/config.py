@@ -14,7 +14,7 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from .errors import ValidationError
+from mnemolayer.errors import ValidationError
 
 __all__ = [
     "LLMSettings",
@@ -241,7 +241,7 @@ def check_sessions(value: str, field: str = "sessions") -> str:
     Raises:
         mnemolayer.errors.ValidationError: anything else (naming ``field``).
     """
-    from .redis_sessions import parse_sessions_url
+    from mnemolayer.redis_sessions import parse_sessions_url
 
     value = value.strip()
     if value != "sqlite":

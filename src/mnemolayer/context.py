@@ -48,17 +48,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import _validate as v
-from ._condense import condense
-from .errors import ValidationError
-from .models import to_utc, validate_content
-from .semantic import predicates
-from .semantic.types import SELF
-from .textproc import query_terms
-from .tokens import TokenCounter, get_token_counter
+from mnemolayer import _validate as v
+from mnemolayer._condense import condense
+from mnemolayer.errors import ValidationError
+from mnemolayer.models import to_utc, validate_content
+from mnemolayer.semantic import predicates
+from mnemolayer.semantic.types import SELF
+from mnemolayer.textproc import query_terms
+from mnemolayer.tokens import TokenCounter, get_token_counter
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from mnemolayer.memory import Memory
 
 __all__ = [
     "DEFAULT_SHARES",
@@ -792,7 +792,7 @@ def _saved_window(
 ) -> list[tuple[str, str, datetime | str | None]] | None:
     """The turns of a session's saved working-memory window, oldest first (``None`` when
     the session has no window); the running summary comes first as a system turn."""
-    from .working import SQLiteSessionStore
+    from mnemolayer.working import SQLiteSessionStore
 
     state = SQLiteSessionStore(mem.store).load(
         v.scope_id(user_id, "user_id", required=True),

@@ -52,10 +52,10 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
-from .working import SQLiteSessionStore
+from mnemolayer.working import SQLiteSessionStore
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from mnemolayer.memory import Memory
 
 __all__ = ["DeletionReceipt", "check_remaining", "delete_scope", "user_tables"]
 
@@ -242,7 +242,7 @@ def _unique_terms(c: sqlite3.Connection, rowids: set[int], dialect: str) -> set[
 def _pg_unique_terms(c: Any, rowids: set[int]) -> set[str]:
     """:func:`_unique_terms` on PostgreSQL: the stored terms are the lexemes, and the
     rows holding one are found through the GIN index."""
-    from .store.postgres import _lexeme
+    from mnemolayer.store.postgres import _lexeme
 
     ordered = sorted(rowids)
     terms: set[str] = set()
@@ -267,7 +267,7 @@ def _pg_unique_terms(c: Any, rowids: set[int]) -> set[str]:
 
 def _pg_vocab_count(rows: Any, terms: Sequence[str]) -> int:
     """How many of ``terms`` the PostgreSQL keyword index still holds."""
-    from .store.postgres import _lexeme
+    from mnemolayer.store.postgres import _lexeme
 
     return sum(
         int(
@@ -290,7 +290,7 @@ def delete_scope(
         StoreError: the store failed (nothing was deleted), or a Redis session store
             failed after the file's deletion was committed.
     """
-    from .retrieval.search import Scope, scope_where
+    from mnemolayer.retrieval.search import Scope, scope_where
 
     scope = Scope(user_id, agent_id=agent_id, session_id=session_id)
     where, params = scope_where(scope)
@@ -467,7 +467,7 @@ def check_remaining(
     Raises:
         StoreError: the store (or a Redis session store) failed.
     """
-    from .retrieval.search import Scope, scope_where
+    from mnemolayer.retrieval.search import Scope, scope_where
 
     whole = agent_id is None and session_id is None
     read = mem.store.read
@@ -547,7 +547,7 @@ def _count_in(mem: Memory, head: str, values: Sequence[Any]) -> int:
 def _redis_left(mem: Memory, user_id: str) -> dict[str, int]:
     """Keys of the user left in a Redis session store: windows (found by ``SCAN``, not
     through the index) and the index itself."""
-    from .redis_sessions import RedisSessionStore
+    from mnemolayer.redis_sessions import RedisSessionStore
 
     store = mem.sessions
     if not isinstance(store, RedisSessionStore):

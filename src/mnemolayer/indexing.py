@@ -12,10 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .embed import embed_long
-from .embed.base import Embedder
-from .models import MemoryKind, MemoryRecord, normalize_text
-from .textproc import index_terms
+from mnemolayer.embed import embed_long
+from mnemolayer.embed.base import Embedder
+from mnemolayer.models import MemoryKind, MemoryRecord, normalize_text
+from mnemolayer.textproc import index_terms
 
 __all__ = ["embed_records", "index_text", "keyword_terms"]
 

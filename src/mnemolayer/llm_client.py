@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Self
 
-from .config import LLMSettings
+from mnemolayer.config import LLMSettings
 
 try:
     import openai

@@ -32,11 +32,11 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .config import LLMSettings
-from .errors import ValidationError
-from .llm_client import Deadline, LLMBacked  # names the `llm` extra when it is missing
-from .summarizers import ExtractiveSummarizer, Summarizer
-from .tokens import TokenCounter
+from mnemolayer.config import LLMSettings
+from mnemolayer.errors import ValidationError
+from mnemolayer.llm_client import Deadline, LLMBacked  # names the `llm` extra when it is missing
+from mnemolayer.summarizers import ExtractiveSummarizer, Summarizer
+from mnemolayer.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

@@ -10,27 +10,27 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from . import _validate as v
-from . import memory_md, transfer
-from .config import RetrievalConfig, default_db_path
-from .context import ContextAPI
-from .crypto import EncryptionConfig, FieldCipher, KeyRing, resolve_encryption
-from .deletion import DeletionReceipt, delete_scope
-from .embed import get_embedder
-from .embed.base import Embedder
-from .errors import (
+from mnemolayer import _validate as v
+from mnemolayer import memory_md, transfer
+from mnemolayer.config import RetrievalConfig, default_db_path
+from mnemolayer.context import ContextAPI
+from mnemolayer.crypto import EncryptionConfig, FieldCipher, KeyRing, resolve_encryption
+from mnemolayer.deletion import DeletionReceipt, delete_scope
+from mnemolayer.embed import get_embedder
+from mnemolayer.embed.base import Embedder
+from mnemolayer.errors import (
     EmbeddingModelMismatchError,
     NotFoundError,
     ScopeRequiredError,
     StoreError,
     ValidationError,
 )
-from .indexing import embed_records, keyword_terms
-from .lifecycle.api import KIND_IMPORTANCE_FLOOR, LifecycleAPI
-from .lifecycle.config import LifecycleConfig
-from .lifecycle.importance import ImportanceEstimator, RuleImportance
-from .lifecycle.maintain import MaintenanceAPI
-from .models import (
+from mnemolayer.indexing import embed_records, keyword_terms
+from mnemolayer.lifecycle.api import KIND_IMPORTANCE_FLOOR, LifecycleAPI
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.importance import ImportanceEstimator, RuleImportance
+from mnemolayer.lifecycle.maintain import MaintenanceAPI
+from mnemolayer.models import (
     HistoryEvent,
     Hit,
     MemoryPage,
@@ -39,8 +39,8 @@ from .models import (
     message_hash,
     new_id,
 )
-from .privacy.redact import RedactionConfig
-from .privacy.wiring import (
+from mnemolayer.privacy.redact import RedactionConfig
+from mnemolayer.privacy.wiring import (
     private_facts,
     redact_metadata,
     redact_text,
@@ -48,18 +48,18 @@ from .privacy.wiring import (
     resolve_privacy,
     with_report,
 )
-from .procedural import ProceduralAPI
-from .retrieval.filters import parse_filter
-from .retrieval.search import Scope, Searcher, SearchRequest, scope_where
-from .semantic.api import SemanticAPI
-from .semantic.extractors import get_extractor
-from .semantic.service import Pending, SemanticLayer
-from .semantic.types import ExtractedFact, Extractor
-from .session_api import SessionAPI
-from .store.postgres import PostgresStore, is_postgres_url, redact_url
-from .store.sqlite import SQLiteStore, parse_db_url
-from .summarizers import Summarizer, get_summarizer
-from .working import (
+from mnemolayer.procedural import ProceduralAPI
+from mnemolayer.retrieval.filters import parse_filter
+from mnemolayer.retrieval.search import Scope, Searcher, SearchRequest, scope_where
+from mnemolayer.semantic.api import SemanticAPI
+from mnemolayer.semantic.extractors import get_extractor
+from mnemolayer.semantic.service import Pending, SemanticLayer
+from mnemolayer.semantic.types import ExtractedFact, Extractor
+from mnemolayer.session_api import SessionAPI
+from mnemolayer.store.postgres import PostgresStore, is_postgres_url, redact_url
+from mnemolayer.store.sqlite import SQLiteStore, parse_db_url
+from mnemolayer.summarizers import Summarizer, get_summarizer
+from mnemolayer.working import (
     SessionStore,
     SQLiteSessionStore,
     WorkingMemory,
@@ -1045,7 +1045,7 @@ def _importance_estimator(spec: ImportanceEstimator | str) -> ImportanceEstimato
     if spec == "rules":
         return RuleImportance()
     if spec == "llm":
-        from .config import settings_from_env
+        from mnemolayer.config import settings_from_env
 
         settings = settings_from_env().llm
         if settings is None:
@@ -1054,7 +1054,7 @@ def _importance_estimator(spec: ImportanceEstimator | str) -> ImportanceEstimato
                 "'llm' needs MNEMOLAYER_LLM_BASE_URL and MNEMOLAYER_LLM_MODEL (an "
                 "OpenAI-compatible endpoint); or pass an LLMImportance",
             )
-        from .lifecycle.llm_importance import LLMImportance
+        from mnemolayer.lifecycle.llm_importance import LLMImportance
 
         return LLMImportance(settings)
     if isinstance(spec, str):

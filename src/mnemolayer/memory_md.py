@@ -69,11 +69,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import NotFoundError, ValidationError
-from .models import Fact, MemoryKind, MemoryRecord, to_utc
+from mnemolayer.errors import NotFoundError, ValidationError
+from mnemolayer.models import Fact, MemoryKind, MemoryRecord, to_utc
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from mnemolayer.memory import Memory
 
 __all__ = ["MarkdownImport", "apply_markdown", "parse_markdown", "render_markdown"]
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .errors import ValidationError
+from mnemolayer.errors import ValidationError
 
 __all__ = [
     "Entity",

@@ -47,15 +47,15 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import _validate as v
-from .errors import ValidationError
-from .lifecycle.config import LifecycleConfig
-from .models import MemoryKind, MemoryRecord, content_hash, new_id, validate_content
-from .retrieval.search import active_where
+from mnemolayer import _validate as v
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.models import MemoryKind, MemoryRecord, content_hash, new_id, validate_content
+from mnemolayer.retrieval.search import active_where
 
 if TYPE_CHECKING:
-    from .embed.base import Embedder
-    from .store.sqlite import SQLiteStore
+    from mnemolayer.embed.base import Embedder
+    from mnemolayer.store.sqlite import SQLiteStore
 
 __all__ = [
     "Insight",

@@ -37,9 +37,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
-from .errors import StoreError, ValidationError
-from .store.connection import from_iso, iso
-from .working import SessionInfo, WindowState, WorkingMessage
+from mnemolayer.errors import StoreError, ValidationError
+from mnemolayer.store.connection import from_iso, iso
+from mnemolayer.working import SessionInfo, WindowState, WorkingMessage
 
 if TYPE_CHECKING:
     import redis

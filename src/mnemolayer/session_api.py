@@ -33,21 +33,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from . import _validate as v
-from .errors import ValidationError
-from .lifecycle.config import LifecycleConfig
-from .models import MemoryKind, MemoryRecord, content_hash
-from .retrieval.search import active_where
-from .store.connection import iso
-from .summarizers import ExtractiveSummarizer
-from .tokens import TokenCounter, get_token_counter
-from .working import WindowState, WorkingMemory
+from mnemolayer import _validate as v
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.models import MemoryKind, MemoryRecord, content_hash
+from mnemolayer.retrieval.search import active_where
+from mnemolayer.store.connection import iso
+from mnemolayer.summarizers import ExtractiveSummarizer
+from mnemolayer.tokens import TokenCounter, get_token_counter
+from mnemolayer.working import WindowState, WorkingMemory
 
 if TYPE_CHECKING:
-    from .semantic.service import SemanticLayer
-    from .store.sqlite import SQLiteStore
-    from .summarizers import Summarizer
-    from .working import SessionInfo, SessionStore
+    from mnemolayer.semantic.service import SemanticLayer
+    from mnemolayer.store.sqlite import SQLiteStore
+    from mnemolayer.summarizers import Summarizer
+    from mnemolayer.working import SessionInfo, SessionStore
 
 __all__ = [
     "MAX_SUMMARY_TOKENS",

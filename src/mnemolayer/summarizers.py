@@ -16,8 +16,8 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from .errors import ValidationError
-from .tokens import TokenCounter
+from mnemolayer.errors import ValidationError
+from mnemolayer.tokens import TokenCounter
 
 __all__ = ["SUMMARIZERS", "ExtractiveSummarizer", "Summarizer", "get_summarizer"]
 
@@ -53,7 +53,7 @@ class ExtractiveSummarizer:
     name = "extractive"
 
     def summarize(self, lines: Sequence[str], max_tokens: int, counter: TokenCounter) -> str:
-        from .working import summarize
+        from mnemolayer.working import summarize
 
         return summarize(lines, max_tokens, counter)
 
@@ -98,8 +98,8 @@ def get_summarizer(spec: Summarizer | str | None, *, extractor: object = None) -
 
 
 def _llm_summarizer(extractor: object) -> Summarizer:
-    from .config import settings_from_env
-    from .llm_summary import LLMSummarizer
+    from mnemolayer.config import settings_from_env
+    from mnemolayer.llm_summary import LLMSummarizer
 
     settings = getattr(extractor, "settings", None) or settings_from_env().llm
     if settings is None:

@@ -40,7 +40,7 @@ import threading
 import unicodedata
 from typing import Any
 
-from .models import normalize_text
+from mnemolayer.models import normalize_text
 
 __all__ = [
     "contains_cjk",

@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 from pydantic import ValidationError as PydanticValidationError
 
-from . import _validate as v
-from .errors import ValidationError
-from .indexing import embed_records, keyword_terms
-from .models import (
+from mnemolayer import _validate as v
+from mnemolayer.errors import ValidationError
+from mnemolayer.indexing import embed_records, keyword_terms
+from mnemolayer.models import (
     Entity,
     Fact,
     HistoryEvent,
@@ -45,12 +45,12 @@ from .models import (
     to_utc,
     validate_text_value,
 )
-from .store.connection import from_iso, iso
-from .tokens import resolve_encoding
-from .working import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS, WindowState, WorkingMessage
+from mnemolayer.store.connection import from_iso, iso
+from mnemolayer.tokens import resolve_encoding
+from mnemolayer.working import MAX_BUDGET_TOKENS, MIN_BUDGET_TOKENS, WindowState, WorkingMessage
 
 if TYPE_CHECKING:
-    from .memory import Memory, Progress
+    from mnemolayer.memory import Memory, Progress
 
 __all__ = ["EXPORT_VERSION", "export_rows", "import_rows"]
 

@@ -30,13 +30,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from . import _validate as v
-from .errors import NotFoundError, ValidationError
-from .models import new_id
-from .privacy.redact import redact
-from .store.connection import SQLiteConnection, from_iso, iso
-from .summarizers import ExtractiveSummarizer
-from .tokens import (
+from mnemolayer import _validate as v
+from mnemolayer.errors import NotFoundError, ValidationError
+from mnemolayer.models import new_id
+from mnemolayer.privacy.redact import redact
+from mnemolayer.store.connection import SQLiteConnection, from_iso, iso
+from mnemolayer.summarizers import ExtractiveSummarizer
+from mnemolayer.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     REPLY_PRIMER_TOKENS,
     TokenCounter,
@@ -44,7 +44,7 @@ from .tokens import (
 )
 
 if TYPE_CHECKING:
-    from .memory import Memory
+    from mnemolayer.memory import Memory
 
 __all__ = [
     "COMPACTION_SLACK",
@@ -922,7 +922,7 @@ def get_session_store(spec: SessionStore | str | None, conn: SQLiteConnection) -
         return SQLiteSessionStore(conn)
     if isinstance(spec, str):
         if spec.startswith(("redis://", "rediss://", "unix://")):
-            from .redis_sessions import RedisSessionStore
+            from mnemolayer.redis_sessions import RedisSessionStore
 
             return RedisSessionStore(spec)
         raise ValidationError("sessions", f"expected 'sqlite' or a redis:// URL, got {spec!r}")

@@ -22,11 +22,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..lifecycle.api import write_importance
-from ..lifecycle.config import LifecycleConfig
-from ..lifecycle.retention import RetentionInput, forgetting_action
-from ..models import MemoryKind
-from .locomo import (
+from mnemolayer.bench.locomo import (
     SCORED_CATEGORIES,
     _sessions,
     conversation_end,
@@ -34,6 +30,10 @@ from .locomo import (
     parse_evidence,
     turn_content,
 )
+from mnemolayer.lifecycle.api import write_importance
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.retention import RetentionInput, forgetting_action
+from mnemolayer.models import MemoryKind
 
 __all__ = ["forgetting_impact", "main"]
 

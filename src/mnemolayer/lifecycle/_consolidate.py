@@ -30,9 +30,9 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Literal
 
-from ..indexing import keyword_terms
-from ..models import MemoryKind, MemoryRecord, content_hash, new_id
-from ._pass import Pass, interactions
+from mnemolayer.indexing import keyword_terms
+from mnemolayer.lifecycle._pass import Pass, interactions
+from mnemolayer.models import MemoryKind, MemoryRecord, content_hash, new_id
 
 __all__ = ["consolidate_step"]
 

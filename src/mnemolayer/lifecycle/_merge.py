@@ -45,10 +45,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..models import MemoryKind, MemoryRecord
-from ..store.connection import iso
-from ._pass import Pass
-from .dedup import is_near_duplicate
+from mnemolayer.lifecycle._pass import Pass
+from mnemolayer.lifecycle.dedup import is_near_duplicate
+from mnemolayer.models import MemoryKind, MemoryRecord
+from mnemolayer.store.connection import iso
 
 __all__ = ["merge_step", "watermark"]
 

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..models import MemoryRecord
-from .config import LifecycleConfig
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.models import MemoryRecord
 
 if TYPE_CHECKING:
-    from ..embed.base import Embedder
-    from ..semantic.service import SemanticLayer
-    from ..store.sqlite import SQLiteStore
+    from mnemolayer.embed.base import Embedder
+    from mnemolayer.semantic.service import SemanticLayer
+    from mnemolayer.store.sqlite import SQLiteStore
 
 __all__ = ["ACTIONS", "MaintenanceOptions", "Pass", "UserMaintenance", "interactions"]
 

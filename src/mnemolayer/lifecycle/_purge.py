@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from ..models import MemoryRecord
-from ..store.connection import iso
-from ._pass import Pass
+from mnemolayer.lifecycle._pass import Pass
+from mnemolayer.models import MemoryRecord
+from mnemolayer.store.connection import iso
 
 __all__ = ["purge_step"]
 

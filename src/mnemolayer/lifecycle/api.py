@@ -35,13 +35,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from .. import _validate as v
-from ..errors import NotFoundError, ValidationError
-from ..models import MemoryKind, MemoryRecord
-from ..retrieval.search import Scope, SearchRequest, ranking_explanation
-from ..semantic import predicates
-from .config import LifecycleConfig
-from .explanation import (
+from mnemolayer import _validate as v
+from mnemolayer.errors import NotFoundError, ValidationError
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.explanation import (
     Explanation,
     ImportanceExplanation,
     QueryExplanation,
@@ -51,14 +48,17 @@ from .explanation import (
     suppressed_by,
     will_be_forgotten,
 )
-from .importance import ImportanceEstimate, estimate_importance
-from .retention import as_accessed, explain_retention
+from mnemolayer.lifecycle.importance import ImportanceEstimate, estimate_importance
+from mnemolayer.lifecycle.retention import as_accessed, explain_retention
+from mnemolayer.models import MemoryKind, MemoryRecord
+from mnemolayer.retrieval.search import Scope, SearchRequest, ranking_explanation
+from mnemolayer.semantic import predicates
 
 if TYPE_CHECKING:
-    from ..config import RetrievalConfig
-    from ..retrieval.search import Searcher
-    from ..semantic.service import SemanticLayer
-    from ..store.sqlite import SQLiteStore
+    from mnemolayer.config import RetrievalConfig
+    from mnemolayer.retrieval.search import Searcher
+    from mnemolayer.semantic.service import SemanticLayer
+    from mnemolayer.store.sqlite import SQLiteStore
 
 __all__ = ["KIND_IMPORTANCE_FLOOR", "LifecycleAPI", "write_importance"]
 

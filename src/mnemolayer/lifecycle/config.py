@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..models import MemoryKind
+from mnemolayer.models import MemoryKind
 
 __all__ = ["DedupConfig", "LifecycleConfig"]
 

@@ -29,13 +29,13 @@ import logging
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..config import LLMSettings
-from ..errors import ValidationError
+from mnemolayer.config import LLMSettings
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle.importance import ImportanceEstimate, ImportanceEstimator, RuleImportance
 
 # Both name the `llm` extra when its packages are missing.
-from ..llm_client import Deadline, LLMBacked
-from ..semantic.jsonrepair import extract_json
-from .importance import ImportanceEstimate, ImportanceEstimator, RuleImportance
+from mnemolayer.llm_client import Deadline, LLMBacked
+from mnemolayer.semantic.jsonrepair import extract_json
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

@@ -71,22 +71,22 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import _validate as v
-from ..errors import StoreError, ValidationError
-from ..models import MemoryKind, MemoryRecord, to_utc
-from ..store.connection import iso
-from ._consolidate import consolidate_step
-from ._merge import merge_step
-from ._pass import ACTIONS, MaintenanceOptions, Pass, UserMaintenance
-from ._purge import purge_step
-from .config import LifecycleConfig
-from .expiry import expired_where
-from .retention import as_accessed, forgetting_action
+from mnemolayer import _validate as v
+from mnemolayer.errors import StoreError, ValidationError
+from mnemolayer.lifecycle._consolidate import consolidate_step
+from mnemolayer.lifecycle._merge import merge_step
+from mnemolayer.lifecycle._pass import ACTIONS, MaintenanceOptions, Pass, UserMaintenance
+from mnemolayer.lifecycle._purge import purge_step
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.expiry import expired_where
+from mnemolayer.lifecycle.retention import as_accessed, forgetting_action
+from mnemolayer.models import MemoryKind, MemoryRecord, to_utc
+from mnemolayer.store.connection import iso
 
 if TYPE_CHECKING:
-    from ..embed.base import Embedder
-    from ..semantic.service import SemanticLayer
-    from ..store.sqlite import SQLiteStore
+    from mnemolayer.embed.base import Embedder
+    from mnemolayer.semantic.service import SemanticLayer
+    from mnemolayer.store.sqlite import SQLiteStore
 
 __all__ = [
     "MaintenanceAPI",

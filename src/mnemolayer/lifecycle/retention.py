@@ -24,9 +24,9 @@ from typing import Any, Literal, NamedTuple, Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import ValidationError
-from ..models import MemoryKind, MemoryRecord, to_utc
-from .config import LifecycleConfig
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.models import MemoryKind, MemoryRecord, to_utc
 
 __all__ = [
     "AccessUpdate",

@@ -24,9 +24,9 @@ from typing import Any
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
-from .. import __version__
-from ..memory import Memory
-from ._tools import MemoryTools, UserScope
+from mnemolayer import __version__
+from mnemolayer.mcpserver._tools import MemoryTools, UserScope
+from mnemolayer.memory import Memory
 
 __all__ = ["MemoryTools", "UserScope", "build_server"]
 

@@ -20,11 +20,10 @@ import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from ..context import SectionName
-from ..errors import MnemolayerError, ValidationError
-from ..lifecycle.explanation import Explanation
-from ..memory import Memory
-from ._views import (
+from mnemolayer.context import SectionName
+from mnemolayer.errors import MnemolayerError, ValidationError
+from mnemolayer.lifecycle.explanation import Explanation
+from mnemolayer.mcpserver._views import (
     ContextView,
     Deleted,
     FactsView,
@@ -35,6 +34,7 @@ from ._views import (
     SearchResults,
     StrategiesView,
 )
+from mnemolayer.memory import Memory
 
 __all__ = ["MemoryTools", "UserScope"]
 

@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..context import Context
-from ..models import Fact, HistoryEvent, Hit, MemoryRecord
-from ..procedural import Insight, StrategyStats
+from mnemolayer.context import Context
+from mnemolayer.models import Fact, HistoryEvent, Hit, MemoryRecord
+from mnemolayer.procedural import Insight, StrategyStats
 
 __all__ = [
     "ContextView",

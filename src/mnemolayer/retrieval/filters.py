@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..errors import ValidationError
-from ..models import check_metadata_key, validate_text_value
+from mnemolayer.errors import ValidationError
+from mnemolayer.models import check_metadata_key, validate_text_value
 
 __all__ = [
     "And",

@@ -27,19 +27,19 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..config import RetrievalConfig
-from ..embed.base import Embedder
-from ..lifecycle.config import LifecycleConfig
-from ..lifecycle.expiry import expired_where
-from ..lifecycle.retention import explain_retention, rank_score, reinforce, retention_many
-from ..models import Hit, MemoryRecord
-from ..store.graph import GraphStore, normalize_name
-from ..store.sqlite import RankSignals, SQLiteStore
-from ..textproc import fts_match_expression, query_terms
-from . import fusion
-from .ann import AnnConfig, LazyCosines, UserAnn, ann_candidates
-from .bm25 import bm25_scores, idf
-from .filters import Filter, compile_postgres, compile_sqlite, compile_udf
+from mnemolayer.config import RetrievalConfig
+from mnemolayer.embed.base import Embedder
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.expiry import expired_where
+from mnemolayer.lifecycle.retention import explain_retention, rank_score, reinforce, retention_many
+from mnemolayer.models import Hit, MemoryRecord
+from mnemolayer.retrieval import fusion
+from mnemolayer.retrieval.ann import AnnConfig, LazyCosines, UserAnn, ann_candidates
+from mnemolayer.retrieval.bm25 import bm25_scores, idf
+from mnemolayer.retrieval.filters import Filter, compile_postgres, compile_sqlite, compile_udf
+from mnemolayer.store.graph import GraphStore, normalize_name
+from mnemolayer.store.sqlite import RankSignals, SQLiteStore
+from mnemolayer.textproc import fts_match_expression, query_terms
 
 __all__ = [
     "Scope",

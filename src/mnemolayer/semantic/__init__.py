@@ -9,6 +9,6 @@
 
 from __future__ import annotations
 
-from .types import SELF, ExtractedEntity, ExtractedFact, Extraction, Extractor
+from mnemolayer.semantic.types import SELF, ExtractedEntity, ExtractedFact, Extraction, Extractor
 
 __all__ = ["SELF", "ExtractedEntity", "ExtractedFact", "Extraction", "Extractor"]

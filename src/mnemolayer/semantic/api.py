@@ -12,14 +12,14 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .. import _validate as v
-from ..errors import NotFoundError, ValidationError
-from ..models import Entity, Fact, MemoryRecord
-from . import predicates
-from .types import SELF, ExtractedFact
+from mnemolayer import _validate as v
+from mnemolayer.errors import NotFoundError, ValidationError
+from mnemolayer.models import Entity, Fact, MemoryRecord
+from mnemolayer.semantic import predicates
+from mnemolayer.semantic.types import SELF, ExtractedFact
 
 if TYPE_CHECKING:
-    from .service import SemanticLayer
+    from mnemolayer.semantic.service import SemanticLayer
 
 __all__ = ["SemanticAPI"]
 

@@ -41,7 +41,7 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 from typing import Any, Literal
 
-from .types import ResolvedDate
+from mnemolayer.semantic.types import ResolvedDate
 
 __all__ = ["Preference", "chinese_number", "find_date_spans", "find_dates", "resolve_date"]
 

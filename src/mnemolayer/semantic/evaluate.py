@@ -48,9 +48,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import ValidationError
-from .predicates import PREDICATES
-from .types import ExtractedFact, Extractor
+from mnemolayer.errors import ValidationError
+from mnemolayer.semantic.predicates import PREDICATES
+from mnemolayer.semantic.types import ExtractedFact, Extractor
 
 __all__ = [
     "KINDS",

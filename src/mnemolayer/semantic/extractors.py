@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..errors import ValidationError
-from .types import Extractor
+from mnemolayer.errors import ValidationError
+from mnemolayer.semantic.types import Extractor
 
 __all__ = ["EXTRACTORS", "get_extractor"]
 
@@ -23,12 +23,12 @@ def get_extractor(spec: Extractor | str | None) -> Extractor | None:
         return None
     if isinstance(spec, str):
         if spec == "rules":
-            from .rules import RuleExtractor
+            from mnemolayer.semantic.rules import RuleExtractor
 
             return RuleExtractor()
         if spec == "llm":
-            from ..config import settings_from_env
-            from .llm import LLMExtractor
+            from mnemolayer.config import settings_from_env
+            from mnemolayer.semantic.llm import LLMExtractor
 
             settings = settings_from_env().llm
             if settings is None:

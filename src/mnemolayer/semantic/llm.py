@@ -31,15 +31,22 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..config import LLMSettings
-from .predicates import PREDICATES
-from .types import SELF, ExtractedEntity, ExtractedFact, Extraction, Extractor, ResolvedDate
+from mnemolayer.config import LLMSettings
+from mnemolayer.semantic.predicates import PREDICATES
+from mnemolayer.semantic.types import (
+    SELF,
+    ExtractedEntity,
+    ExtractedFact,
+    Extraction,
+    Extractor,
+    ResolvedDate,
+)
 
 try:
     import openai
 
-    from ..llm_client import Deadline, LLMBacked
-    from .jsonrepair import extract_json
+    from mnemolayer.llm_client import Deadline, LLMBacked
+    from mnemolayer.semantic.jsonrepair import extract_json
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "LLM extraction needs the optional dependencies: pip install -e '.[llm]' in the mnemolayer checkout"
@@ -616,7 +623,9 @@ class LLMExtractor(LLMBacked):
     def _fallback_extractor(self) -> Extractor:
         with self._fallback_lock:
             if self._fallback is None:
-                from .rules import RuleExtractor  # the rules load their models on demand
+                from mnemolayer.semantic.rules import (
+                    RuleExtractor,  # the rules load their models on demand
+                )
 
                 self._fallback = RuleExtractor()
             return self._fallback

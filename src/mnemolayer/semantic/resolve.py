@@ -76,12 +76,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from ..models import Entity, Fact, to_utc
-from ..models import new_id as _new_id
-from ..store.graph import GraphStore, normalize_name
-from ..textproc import contains_cjk
-from .predicates import OPPOSITES, PREDICATES, Predicate
-from .types import SELF, ExtractedEntity, ExtractedFact
+from mnemolayer.models import Entity, Fact, to_utc
+from mnemolayer.models import new_id as _new_id
+from mnemolayer.semantic.predicates import OPPOSITES, PREDICATES, Predicate
+from mnemolayer.semantic.types import SELF, ExtractedEntity, ExtractedFact
+from mnemolayer.store.graph import GraphStore, normalize_name
+from mnemolayer.textproc import contains_cjk
 
 __all__ = ["ENTITY_TYPES", "ResolveResult", "object_matches", "resolve", "valid_from_of"]
 

@@ -12,7 +12,7 @@ import logging
 import re
 from datetime import datetime
 
-from .types import Extraction
+from mnemolayer.semantic.types import Extraction
 
 __all__ = ["RuleExtractor", "detect_language"]
 
@@ -40,10 +40,10 @@ class RuleExtractor:
     ) -> Extraction:
         try:
             if detect_language(text) == "zh":
-                from .rules_zh import extract_zh
+                from mnemolayer.semantic.rules_zh import extract_zh
 
                 return extract_zh(text, speaker=speaker, timestamp=timestamp)
-            from .rules_en import extract_en
+            from mnemolayer.semantic.rules_en import extract_en
 
             return extract_en(text, speaker=speaker, timestamp=timestamp)
         except Exception:  # a rule bug must never lose the message being stored

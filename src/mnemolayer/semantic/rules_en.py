@@ -8,6 +8,6 @@ docstring tells how a message is read. This module keeps the import path that
 
 from __future__ import annotations
 
-from .en import extract_en
+from mnemolayer.semantic.en import extract_en
 
 __all__ = ["extract_en"]

@@ -6,6 +6,6 @@ handlers, the rule table); this module is the stable entry point.
 
 from __future__ import annotations
 
-from .zh import extract_zh
+from mnemolayer.semantic.zh import extract_zh
 
 __all__ = ["extract_zh"]

@@ -24,13 +24,13 @@ from datetime import datetime
 
 import numpy as np
 
-from ..models import Fact, MemoryKind, MemoryRecord, content_hash, new_id, normalize_text
-from ..store.graph import GraphStore
-from ..store.sqlite import SQLiteStore
-from . import predicates
-from .resolve import resolve
-from .rules import detect_language
-from .types import SELF, ExtractedFact, Extractor
+from mnemolayer.models import Fact, MemoryKind, MemoryRecord, content_hash, new_id, normalize_text
+from mnemolayer.semantic import predicates
+from mnemolayer.semantic.resolve import resolve
+from mnemolayer.semantic.rules import detect_language
+from mnemolayer.semantic.types import SELF, ExtractedFact, Extractor
+from mnemolayer.store.graph import GraphStore
+from mnemolayer.store.sqlite import SQLiteStore
 
 __all__ = ["Pending", "SemanticLayer", "fact_text"]
 

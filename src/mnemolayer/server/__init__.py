@@ -76,8 +76,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .keys import ApiKey, KeyStore
-from .settings import ServerSettings, require_server_extra
+from mnemolayer.server.keys import ApiKey, KeyStore
+from mnemolayer.server.settings import ServerSettings, require_server_extra
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -95,6 +95,6 @@ def create_app(settings: ServerSettings) -> FastAPI:
         UsageError: FastAPI is not installed (``pip install -e '.[server]' in the mnemolayer checkout``).
     """
     require_server_extra()
-    from .app import build_app
+    from mnemolayer.server.app import build_app
 
     return build_app(settings)

@@ -14,16 +14,16 @@ from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
-from .. import __version__
-from ..tokens import get_token_counter
-from .deps import ServerState
-from .errors import BodyLimit, SafeJSONResponse, install_handlers
-from .keys import KeyStore
-from .routes import ROUTERS
-from .scheduler import MaintenanceScheduler
-from .settings import ServerSettings
-from .tenants import TenantPool
-from .ui import mount_ui
+from mnemolayer import __version__
+from mnemolayer.server.deps import ServerState
+from mnemolayer.server.errors import BodyLimit, SafeJSONResponse, install_handlers
+from mnemolayer.server.keys import KeyStore
+from mnemolayer.server.routes import ROUTERS
+from mnemolayer.server.scheduler import MaintenanceScheduler
+from mnemolayer.server.settings import ServerSettings
+from mnemolayer.server.tenants import TenantPool
+from mnemolayer.server.ui import mount_ui
+from mnemolayer.tokens import get_token_counter
 
 __all__ = ["build_app"]
 

@@ -10,12 +10,12 @@ import anyio.to_thread
 from fastapi import Depends, Path, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
-from ..memory import Memory
-from .errors import ApiError
-from .keys import ApiKey, KeyStore
-from .scheduler import MaintenanceScheduler
-from .settings import DEFAULT_TENANT, ServerSettings
-from .tenants import TenantPool
+from mnemolayer.memory import Memory
+from mnemolayer.server.errors import ApiError
+from mnemolayer.server.keys import ApiKey, KeyStore
+from mnemolayer.server.scheduler import MaintenanceScheduler
+from mnemolayer.server.settings import DEFAULT_TENANT, ServerSettings
+from mnemolayer.server.tenants import TenantPool
 
 __all__ = [
     "Admin",

@@ -22,7 +22,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import (
+from mnemolayer.errors import (
     EmbeddingModelMismatchError,
     MnemolayerError,
     NotFoundError,

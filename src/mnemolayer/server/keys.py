@@ -25,10 +25,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, computed_field
 
-from .. import _validate as v
-from ..errors import NotFoundError, StoreError, ValidationError
-from ..store.wal import WalCheckpointer, configure_wal
-from .settings import check_tenant
+from mnemolayer import _validate as v
+from mnemolayer.errors import NotFoundError, StoreError, ValidationError
+from mnemolayer.server.settings import check_tenant
+from mnemolayer.store.wal import WalCheckpointer, configure_wal
 
 __all__ = ["KEY_PREFIX", "ApiKey", "KeyStore"]
 

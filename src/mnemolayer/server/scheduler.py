@@ -27,11 +27,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from ..errors import MnemolayerError, ValidationError
-from ..lifecycle.maintain import MaintenanceReport
-from .errors import describe
-from .settings import MAX_INTERVAL_S, MIN_INTERVAL_S
-from .tenants import TenantPool
+from mnemolayer.errors import MnemolayerError, ValidationError
+from mnemolayer.lifecycle.maintain import MaintenanceReport
+from mnemolayer.server.errors import describe
+from mnemolayer.server.settings import MAX_INTERVAL_S, MIN_INTERVAL_S
+from mnemolayer.server.tenants import TenantPool
 
 __all__ = ["MaintenanceRun", "MaintenanceScheduler"]
 

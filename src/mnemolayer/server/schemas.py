@@ -24,11 +24,11 @@ from pydantic import (
     computed_field,
 )
 
-from ..deletion import DeletionReceipt
-from ..lifecycle.maintain import MaintenanceReport
-from ..models import Entity, Fact, HistoryEvent, Hit, MemoryKind, MemoryRecord
-from ..procedural import Insight, Outcome, StrategyStats
-from .keys import ApiKey
+from mnemolayer.deletion import DeletionReceipt
+from mnemolayer.lifecycle.maintain import MaintenanceReport
+from mnemolayer.models import Entity, Fact, HistoryEvent, Hit, MemoryKind, MemoryRecord
+from mnemolayer.procedural import Insight, Outcome, StrategyStats
+from mnemolayer.server.keys import ApiKey
 
 __all__ = [
     "AddRequest",

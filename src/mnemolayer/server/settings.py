@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..errors import UsageError, ValidationError
+from mnemolayer.errors import UsageError, ValidationError
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -148,7 +148,7 @@ class ServerSettings(BaseModel):
     def _one_store(self) -> ServerSettings:
         if (self.data_dir is None) == (self.db is None):
             raise ValueError("give exactly one of data_dir (tenants and keys) or db (one store)")
-        from ..privacy import resolve_privacy
+        from mnemolayer.privacy import resolve_privacy
 
         resolve_privacy(self.privacy)  # a bad setting fails at start, not on first use
         return self

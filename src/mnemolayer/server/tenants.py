@@ -5,13 +5,13 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from ..crypto import env_requests_encryption
-from ..embed import get_embedder
-from ..embed.base import Embedder
-from ..memory import Memory
-from ..semantic.extractors import get_extractor
-from ..semantic.types import Extractor
-from .settings import DEFAULT_TENANT, ServerSettings, check_tenant
+from mnemolayer.crypto import env_requests_encryption
+from mnemolayer.embed import get_embedder
+from mnemolayer.embed.base import Embedder
+from mnemolayer.memory import Memory
+from mnemolayer.semantic.extractors import get_extractor
+from mnemolayer.semantic.types import Extractor
+from mnemolayer.server.settings import DEFAULT_TENANT, ServerSettings, check_tenant
 
 __all__ = ["TenantPool"]
 

@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import StoreBusyError, StoreCorruptError, StoreError
-from .migrations import MIGRATIONS, SCHEMA_VERSION
-from .wal import WalCheckpointer, configure_wal, truncate_log
+from mnemolayer.errors import StoreBusyError, StoreCorruptError, StoreError
+from mnemolayer.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from mnemolayer.store.wal import WalCheckpointer, configure_wal, truncate_log
 
 __all__ = ["SQLiteConnection", "from_iso", "iso", "retry_locked"]
 

@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from ..errors import ValidationError
-from ..models import Entity, Fact, new_id, to_utc
-from ..semantic.types import SELF
-from .connection import from_iso, iso
-from .sqlite import SQLiteStore
+from mnemolayer.errors import ValidationError
+from mnemolayer.models import Entity, Fact, new_id, to_utc
+from mnemolayer.semantic.types import SELF
+from mnemolayer.store.connection import from_iso, iso
+from mnemolayer.store.sqlite import SQLiteStore
 
 __all__ = ["MAX_DEPTH", "GraphStore", "SourceRemoval", "normalize_name"]
 

@@ -46,13 +46,13 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
-from ..crypto.cipher import FieldCipher
-from ..errors import StoreBusyError, StoreError, ValidationError
-from ..models import MemoryRecord, new_id
-from .connection import from_iso, iso
-from .pg_migrations import MIGRATIONS, SCHEMA_VERSION
-from .pgsql import translate
-from .sqlite import _COLUMN_NAMES, _COLUMNS, AccessState, RankSignals, SQLiteStore
+from mnemolayer.crypto.cipher import FieldCipher
+from mnemolayer.errors import StoreBusyError, StoreError, ValidationError
+from mnemolayer.models import MemoryRecord, new_id
+from mnemolayer.store.connection import from_iso, iso
+from mnemolayer.store.pg_migrations import MIGRATIONS, SCHEMA_VERSION
+from mnemolayer.store.pgsql import translate
+from mnemolayer.store.sqlite import _COLUMN_NAMES, _COLUMNS, AccessState, RankSignals, SQLiteStore
 
 __all__ = ["PostgresStore", "is_postgres_url", "redact_url"]
 
@@ -591,7 +591,7 @@ class PostgresStore(SQLiteStore):
 
     @staticmethod
     def _kind(kind: str) -> Any:
-        from ..models import MemoryKind
+        from mnemolayer.models import MemoryKind
 
         return MemoryKind(kind)
 

@@ -17,11 +17,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..crypto.cipher import FieldCipher
-from ..errors import StoreError, ValidationError
-from ..models import HistoryEvent, MemoryKind, MemoryRecord, new_id
-from ..textproc import tag_terms, user_term_tag
-from .connection import SQLiteConnection, from_iso, iso
+from mnemolayer.crypto.cipher import FieldCipher
+from mnemolayer.errors import StoreError, ValidationError
+from mnemolayer.models import HistoryEvent, MemoryKind, MemoryRecord, new_id
+from mnemolayer.store.connection import SQLiteConnection, from_iso, iso
+from mnemolayer.textproc import tag_terms, user_term_tag
 
 __all__ = ["AccessState", "RankSignals", "SQLiteStore", "iso", "parse_db_url"]
 
@@ -175,7 +175,7 @@ class SQLiteStore(SQLiteConnection):
             self._conn.create_function("ms_filter", 4, self._filter_udf, deterministic=True)
 
     def _filter_udf(self, user_id: str, memory_id: str, metadata: str, spec: str) -> int:
-        from ..retrieval.filters import filter_from_json, matches
+        from mnemolayer.retrieval.filters import filter_from_json, matches
 
         assert self.crypto is not None
         plain = self.crypto.decrypt(user_id, "memories.metadata", memory_id, metadata)

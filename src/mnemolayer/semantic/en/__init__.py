@@ -63,6 +63,6 @@ no fact rather than a guessed one.
 
 from __future__ import annotations
 
-from .extract import extract_en
+from mnemolayer.semantic.en.extract import extract_en
 
 __all__ = ["extract_en"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import (
+from mnemolayer.semantic.en.lexicon import (
     _ACTION_PAST,
     _BASE_VERBS,
     _EVENT_NOUNS,
@@ -22,8 +22,8 @@ from .lexicon import (
     _VERB_PREPS,
     _set,
 )
-from .message import _Ctx, _Hit
-from .phrases import (
+from mnemolayer.semantic.en.message import _Ctx, _Hit
+from mnemolayer.semantic.en.phrases import (
     _ACTION_STOP,
     _AMOUNT_WORDS,
     _GOT_OBJECT,

@@ -9,11 +9,10 @@ import re
 import unicodedata
 from datetime import datetime
 
-from ..dates import find_date_spans, find_dates
-from ..types import SELF, Extraction, ResolvedDate
-from .message import _Message, _Subject
-from .phrases import _BEEN_START
-from .subjects import (
+from mnemolayer.semantic.dates import find_date_spans, find_dates
+from mnemolayer.semantic.en.message import _Message, _Subject
+from mnemolayer.semantic.en.phrases import _BEEN_START
+from mnemolayer.semantic.en.subjects import (
     _NAME_MY_PET,
     _PRO_DROP,
     _is_name,
@@ -22,8 +21,8 @@ from .subjects import (
     _strip_lead,
     _subject,
 )
-from .table import _apply_rules, _clause_rules
-from .text import (
+from mnemolayer.semantic.en.table import _apply_rules, _clause_rules
+from mnemolayer.semantic.en.text import (
     _ASKS,
     _HYPOTHETICAL,
     _NAME_TOKEN,
@@ -36,6 +35,7 @@ from .text import (
     _SentenceInfo,
     _sentences,
 )
+from mnemolayer.semantic.types import SELF, Extraction, ResolvedDate
 
 __all__ = ["extract_en"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import (
+from mnemolayer.semantic.en.lexicon import (
     _DEMONYMS,
     _KNOWN_PLACES,
     _LANGUAGES,
@@ -20,8 +20,8 @@ from .lexicon import (
     _number,
     _set,
 )
-from .message import _Ctx, _Handler, _Hit
-from .phrases import (
+from mnemolayer.semantic.en.message import _Ctx, _Handler, _Hit
+from mnemolayer.semantic.en.phrases import (
     _ACTION_STOP,
     _APPOSITIVE_JOB,
     _COMMON_NP,
@@ -42,9 +42,9 @@ from .phrases import (
     _org,
     _place,
 )
-from .subjects import _is_name
-from .text import _NAME_TOKEN
-from .work import _job_hits, _project
+from mnemolayer.semantic.en.subjects import _is_name
+from mnemolayer.semantic.en.text import _NAME_TOKEN
+from mnemolayer.semantic.en.work import _job_hits, _project
 
 
 def _h_age(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:

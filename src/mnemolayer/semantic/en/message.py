@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 
-from ..dates import Preference, find_dates, resolve_date
-from ..types import SELF, ExtractedEntity, ExtractedFact
-from .phrases import _MONTH, _ON_PREFIX, _PHRASE_PREDICATES, _clean_phrase
-from .text import _Clause
+from mnemolayer.semantic.dates import Preference, find_dates, resolve_date
+from mnemolayer.semantic.en.phrases import _MONTH, _ON_PREFIX, _PHRASE_PREDICATES, _clean_phrase
+from mnemolayer.semantic.en.text import _Clause
+from mnemolayer.semantic.types import SELF, ExtractedEntity, ExtractedFact
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import (
+from mnemolayer.semantic.en.lexicon import (
     _ALSO_NAMES,
     _BASE_GERUND,
     _BASE_VERBS,
@@ -37,7 +37,7 @@ from .lexicon import (
     _common_word,
     _set,
 )
-from .text import _NAME_TOKEN
+from mnemolayer.semantic.en.text import _NAME_TOKEN
 
 #: A full stop that ends a phrase (not the one of "Dr. Smith", "St. Louis").
 _DOT_END = r"(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bSt)(?<!\bMt)(?<!\bMrs)(?<!\bProf)\.(?:\s|$)"

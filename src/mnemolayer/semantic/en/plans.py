@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
-from .events import _event_np
-from .lexicon import _EVENT_NOUNS, _KNOWN_PLACES, _set
-from .message import _Ctx, _Hit, _Message
-from .phrases import (
+from mnemolayer.semantic.en.events import _event_np
+from mnemolayer.semantic.en.lexicon import _EVENT_NOUNS, _KNOWN_PLACES, _set
+from mnemolayer.semantic.en.message import _Ctx, _Hit, _Message
+from mnemolayer.semantic.en.phrases import (
     _ACTION_STOP,
     _BE_DOING,
     _DESTINATION_START,
@@ -26,7 +26,7 @@ from .phrases import (
     _place,
     _vp,
 )
-from .text import _NAME_TOKEN, _Clause
+from mnemolayer.semantic.en.text import _NAME_TOKEN, _Clause
 
 
 def _plan_vp(text: str, *, dated: bool = False) -> str | None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import _HOBBY_NOUNS, _set
-from .message import _Ctx, _Hit
-from .phrases import (
+from mnemolayer.semantic.en.lexicon import _HOBBY_NOUNS, _set
+from mnemolayer.semantic.en.message import _Ctx, _Hit
+from mnemolayer.semantic.en.phrases import (
     _ACTION_STOP,
     _DOT_END,
     _PREFER_SPLIT,
@@ -21,7 +21,7 @@ from .phrases import (
     _gerund,
     _pref_objects,
 )
-from .subjects import _ADVERBS
+from mnemolayer.semantic.en.subjects import _ADVERBS
 
 
 def _h_allergic(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:

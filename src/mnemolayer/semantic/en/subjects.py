@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import (
+from mnemolayer.semantic.en.lexicon import (
     _ACQ_RE,
     _ALSO_NAMES,
     _NUMBER_WORDS,
@@ -22,10 +22,10 @@ from .lexicon import (
     _common_word,
     _number,
 )
-from .message import _Hit, _Message, _Subject
-from .phrases import _NAME_WORD, _leading_name, _names_list
-from .text import _NAME_TOKEN, _PERSON, _Clause
-from .work import _job_hits
+from mnemolayer.semantic.en.message import _Hit, _Message, _Subject
+from mnemolayer.semantic.en.phrases import _NAME_WORD, _leading_name, _names_list
+from mnemolayer.semantic.en.text import _NAME_TOKEN, _PERSON, _Clause
+from mnemolayer.semantic.en.work import _job_hits
 
 _LEAD = re.compile(
     r"^(?:\|+\s*|[a-z]+ly\b\s*,?\s*(?=(?:I|we|my|our)\b)|(?:oh|ah|aw|well|so|and|but|also|anyway|anyways|actually|honestly|btw|because|cause|cuz|"

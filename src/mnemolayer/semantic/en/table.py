@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from .events import _h_attended, _h_did, _h_visited, _h_went_doing, _h_went_to
-from .identity import (
+from mnemolayer.semantic.en.events import _h_attended, _h_did, _h_visited, _h_went_doing, _h_went_to
+from mnemolayer.semantic.en.identity import (
     _DEMONYM_RE,
     _h_age,
     _h_age_to_be,
@@ -35,7 +35,7 @@ from .identity import (
     _h_speaks,
     _h_status,
 )
-from .lexicon import (
+from mnemolayer.semantic.en.lexicon import (
     _ACTION_PAST,
     _DIET_RE,
     _NUMBER_WORDS,
@@ -46,7 +46,7 @@ from .lexicon import (
     _RELATIONS,
     _RELS_RE,
 )
-from .message import (
+from mnemolayer.semantic.en.message import (
     _AGE_END,
     _BE,
     _HAVE,
@@ -58,8 +58,15 @@ from .message import (
     _rule,
     _Subject,
 )
-from .phrases import _base, _leading_name, _name_ends, _names_list, _pref_objects, _vp
-from .plans import (
+from mnemolayer.semantic.en.phrases import (
+    _base,
+    _leading_name,
+    _name_ends,
+    _names_list,
+    _pref_objects,
+    _vp,
+)
+from mnemolayer.semantic.en.plans import (
     _c_arrangement,
     _decided_vp,
     _h_appointment,
@@ -75,7 +82,7 @@ from .plans import (
     _h_thinking_of,
     _h_will,
 )
-from .preferences import (
+from mnemolayer.semantic.en.preferences import (
     _free_time_hits,
     _h_allergic,
     _h_allergy,
@@ -88,9 +95,9 @@ from .preferences import (
     _h_rather,
     _h_took_up,
 )
-from .subjects import _ADVERBS, _is_name
-from .text import _NAME_TOKEN, _Clause
-from .work import (
+from mnemolayer.semantic.en.subjects import _ADVERBS, _is_name
+from mnemolayer.semantic.en.text import _NAME_TOKEN, _Clause
+from mnemolayer.semantic.en.work import (
     _h_attends_school,
     _h_job_as,
     _h_job_became,

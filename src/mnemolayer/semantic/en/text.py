@@ -14,8 +14,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from ..dates import find_date_spans
-from .lexicon import _ACQ_RE, _NOT_NAMES, _REL_MODS, _REL_RE
+from mnemolayer.semantic.dates import find_date_spans
+from mnemolayer.semantic.en.lexicon import _ACQ_RE, _NOT_NAMES, _REL_MODS, _REL_RE
 
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "`": "'", "´": "'", "“": '"', "”": '"'})
 _DASHES = re.compile(r"\s*[\u2013\u2014]\s*")

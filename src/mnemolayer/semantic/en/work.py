@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-from .lexicon import _KNOWN_PLACES, _set
-from .message import _Ctx, _Hit
-from .phrases import (
+from mnemolayer.semantic.en.lexicon import _KNOWN_PLACES, _set
+from mnemolayer.semantic.en.message import _Ctx, _Hit
+from mnemolayer.semantic.en.phrases import (
     _AGE_PREFIX,
     _AND_A,
     _AS_ROLE,

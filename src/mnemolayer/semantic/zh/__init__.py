@@ -47,6 +47,6 @@ public API.
 
 from __future__ import annotations
 
-from .extract import extract_zh
+from mnemolayer.semantic.zh.extract import extract_zh
 
 __all__ = ["extract_zh"]

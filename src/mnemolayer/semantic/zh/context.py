@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 
-from ..dates import Preference, resolve_date
-from ..types import ExtractedEntity, ExtractedFact
-from .lexicon import (
+from mnemolayer.semantic.dates import Preference, resolve_date
+from mnemolayer.semantic.types import ExtractedEntity, ExtractedFact
+from mnemolayer.semantic.zh.lexicon import (
     ANIMAL_RE,
     FUTURE_WORDS,
     HABIT_WORDS,
@@ -34,7 +34,7 @@ from .lexicon import (
     animal_kind,
     word_set,
 )
-from .text import is_name, pet_name
+from mnemolayer.semantic.zh.text import is_name, pet_name
 
 
 @dataclass(frozen=True, slots=True)

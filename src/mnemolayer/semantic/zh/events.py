@@ -9,8 +9,16 @@ from __future__ import annotations
 
 import re
 
-from .context import Clause, Handler, Message, Subject, parse_head, relation_fact, tense_of
-from .lexicon import (
+from mnemolayer.semantic.zh.context import (
+    Clause,
+    Handler,
+    Message,
+    Subject,
+    parse_head,
+    relation_fact,
+    tense_of,
+)
+from mnemolayer.semantic.zh.lexicon import (
     ACTIVITIES,
     BEFORE_WORDS,
     DEMONSTRATIVE,
@@ -23,7 +31,7 @@ from .lexicon import (
     alt,
     word_set,
 )
-from .text import (
+from mnemolayer.semantic.zh.text import (
     clean_object,
     cut,
     is_name,

@@ -13,11 +13,19 @@ import unicodedata
 from collections.abc import Iterable
 from datetime import datetime
 
-from ..dates import find_date_spans, find_dates
-from ..types import SELF, ExtractedFact, Extraction, ResolvedDate
-from .context import Clause, Head, Message, Sentence, Subject, parse_head, relation_fact
-from .events import decision_content, past_action
-from .lexicon import (
+from mnemolayer.semantic.dates import find_date_spans, find_dates
+from mnemolayer.semantic.types import SELF, ExtractedFact, Extraction, ResolvedDate
+from mnemolayer.semantic.zh.context import (
+    Clause,
+    Head,
+    Message,
+    Sentence,
+    Subject,
+    parse_head,
+    relation_fact,
+)
+from mnemolayer.semantic.zh.events import decision_content, past_action
+from mnemolayer.semantic.zh.lexicon import (
     ANIMAL_RE,
     HAN,
     HEDGE,
@@ -29,8 +37,16 @@ from .lexicon import (
     YOU,
     animal_kind,
 )
-from .rules import RULES
-from .text import NOUN_TAGS, leading_name, leading_pet_name, pos_tags, split_list, trim, word_bounds
+from mnemolayer.semantic.zh.rules import RULES
+from mnemolayer.semantic.zh.text import (
+    NOUN_TAGS,
+    leading_name,
+    leading_pet_name,
+    pos_tags,
+    split_list,
+    trim,
+    word_bounds,
+)
 
 __all__ = ["extract_zh"]
 

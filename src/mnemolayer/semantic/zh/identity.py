@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .context import (
+from mnemolayer.semantic.zh.context import (
     FUTURE_CUE,
     Clause,
     Handler,
@@ -23,7 +23,7 @@ from .context import (
     relation_fact,
     tense_of,
 )
-from .lexicon import (
+from mnemolayer.semantic.zh.lexicon import (
     COMPANIES,
     COUNTRIES,
     DEMONSTRATIVE,
@@ -35,7 +35,7 @@ from .lexicon import (
     SURNAMES,
     VAGUE,
 )
-from .text import (
+from mnemolayer.semantic.zh.text import (
     NOUN_TAGS,
     clean_object,
     cut,

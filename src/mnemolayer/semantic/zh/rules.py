@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .context import Handler
-from .events import (
+from mnemolayer.semantic.zh.context import Handler
+from mnemolayer.semantic.zh.events import (
     h_attend,
     h_back_from,
     h_decision_pending,
@@ -23,7 +23,7 @@ from .events import (
     h_plan_dropped,
     plan_handler,
 )
-from .identity import (
+from mnemolayer.semantic.zh.identity import (
     h_age,
     h_at_company,
     h_birthday,
@@ -55,8 +55,17 @@ from .identity import (
     h_works_at,
     h_works_on,
 )
-from .lexicon import KIN_RE, TIME
-from .tastes import h_allergy, h_diet, h_eats, h_hobby, h_no_eat, h_pet, h_pet_is, preference
+from mnemolayer.semantic.zh.lexicon import KIN_RE, TIME
+from mnemolayer.semantic.zh.tastes import (
+    h_allergy,
+    h_diet,
+    h_eats,
+    h_hobby,
+    h_no_eat,
+    h_pet,
+    h_pet_is,
+    preference,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import re
 
-from .context import Clause, Handler, Head, Message, Subject, identity_fact, is_negated
-from .lexicon import (
+from mnemolayer.semantic.zh.context import (
+    Clause,
+    Handler,
+    Head,
+    Message,
+    Subject,
+    identity_fact,
+    is_negated,
+)
+from mnemolayer.semantic.zh.lexicon import (
     ACTIVITIES,
     ANIMAL_RE,
     BEFORE_WORDS,
@@ -18,7 +26,7 @@ from .lexicon import (
     animal_kind,
     word_set,
 )
-from .text import clean_object, cut, noun_phrase, pos_tags, split_list, trim
+from mnemolayer.semantic.zh.text import clean_object, cut, noun_phrase, pos_tags, split_list, trim
 
 _PET_OBJECT = re.compile(
     rf"(?:[一两二三四五六七八九十几]|好几)?(?:只|条|头|匹|个|缸)?"

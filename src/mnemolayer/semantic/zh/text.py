@@ -15,8 +15,8 @@ import re
 import threading
 from typing import Any
 
-from ..dates import chinese_number
-from .lexicon import (
+from mnemolayer.semantic.dates import chinese_number
+from mnemolayer.semantic.zh.lexicon import (
     ANIMALS,
     COMPANIES,
     COUNTRIES,
@@ -75,7 +75,7 @@ class _POSCache:
         import jieba
         import jieba.posseg
 
-        from ...textproc import _segmenter
+        from mnemolayer.textproc import _segmenter
 
         class SharedTagger(jieba.posseg.POSTokenizer):  # type: ignore[misc]
             """A tagger over an existing tokenizer and word→tag table: loading a second

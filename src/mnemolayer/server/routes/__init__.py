@@ -1,6 +1,6 @@
 """The REST routes, one module per area; :mod:`mnemolayer.server.app` mounts them."""
 
-from . import admin, knowledge, lifecycle, memories, sessions
+from mnemolayer.server.routes import admin, knowledge, lifecycle, memories, sessions
 
 ROUTERS = (
     memories.router,

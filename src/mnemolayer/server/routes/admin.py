@@ -7,12 +7,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
 
-from ...errors import MnemolayerError
-from ...memory import Memory
-from ..deps import Admin, Caller, TenantWide, state_of
-from ..errors import ERROR_RESPONSES, ApiError, describe
-from ..keys import KeyStore
-from ..schemas import (
+from mnemolayer.errors import MnemolayerError
+from mnemolayer.memory import Memory
+from mnemolayer.server.deps import Admin, Caller, TenantWide, state_of
+from mnemolayer.server.errors import ERROR_RESPONSES, ApiError, describe
+from mnemolayer.server.keys import KeyStore
+from mnemolayer.server.schemas import (
     ApiKey,
     KeyCreated,
     KeyCreateRequest,
@@ -22,7 +22,7 @@ from ..schemas import (
     TenantsResponse,
     WhoAmI,
 )
-from ..settings import check_tenant
+from mnemolayer.server.settings import check_tenant
 
 router = APIRouter(prefix="/v1", responses=ERROR_RESPONSES)
 

@@ -8,11 +8,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query
 
-from ...context import Context
-from ...models import MemoryRecord
-from ..deps import User
-from ..errors import ERROR_RESPONSES
-from ..schemas import (
+from mnemolayer.context import Context
+from mnemolayer.models import MemoryRecord
+from mnemolayer.server.deps import User
+from mnemolayer.server.errors import ERROR_RESPONSES
+from mnemolayer.server.schemas import (
     ContextRequest,
     EntitiesResponse,
     FactOut,

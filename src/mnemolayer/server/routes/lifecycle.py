@@ -14,12 +14,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from ...lifecycle.explanation import Explanation
-from ...models import MemoryRecord
-from ..deps import User
-from ..errors import ERROR_RESPONSES
-from ..schemas import MaintainRequest, MaintenanceResponse
-from .memories import MemoryId
+from mnemolayer.lifecycle.explanation import Explanation
+from mnemolayer.models import MemoryRecord
+from mnemolayer.server.deps import User
+from mnemolayer.server.errors import ERROR_RESPONSES
+from mnemolayer.server.routes.memories import MemoryId
+from mnemolayer.server.schemas import MaintainRequest, MaintenanceResponse
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["lifecycle"], responses=ERROR_RESPONSES)
 

@@ -12,11 +12,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Response
 
-from ...errors import ValidationError
-from ...models import MemoryKind, MemoryPage, MemoryRecord
-from ..deps import User
-from ..errors import ERROR_RESPONSES
-from ..schemas import (
+from mnemolayer.errors import ValidationError
+from mnemolayer.models import MemoryKind, MemoryPage, MemoryRecord
+from mnemolayer.server.deps import User
+from mnemolayer.server.errors import ERROR_RESPONSES
+from mnemolayer.server.schemas import (
     AddRequest,
     CountResponse,
     DeletionResponse,

@@ -12,11 +12,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Response
 
-from ... import _validate as v
-from ...working import WorkingMemory, WorkingMessage
-from ..deps import User, UserScope
-from ..errors import ERROR_RESPONSES
-from ..schemas import (
+from mnemolayer import _validate as v
+from mnemolayer.server.deps import User, UserScope
+from mnemolayer.server.errors import ERROR_RESPONSES
+from mnemolayer.server.schemas import (
     ChatMessage,
     SessionEndResponse,
     SessionInfoOut,
@@ -26,6 +25,7 @@ from ..schemas import (
     WindowMessage,
     WindowResponse,
 )
+from mnemolayer.working import WorkingMemory, WorkingMessage
 
 router = APIRouter(
     prefix="/v1/users/{user_id}/sessions/{session_id}",
