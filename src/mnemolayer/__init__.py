@@ -2,7 +2,6 @@
 
 from mnemolayer.aio import AsyncMemory
 from mnemolayer.config import RetrievalConfig
-from mnemolayer.deletion import DeletionReceipt
 from mnemolayer.errors import (
     EmbedderError,
     EmbeddingModelMismatchError,
@@ -16,10 +15,11 @@ from mnemolayer.errors import (
     UsageError,
     ValidationError,
 )
+from mnemolayer.layers.working.sessions import SessionEnd
 from mnemolayer.memory import Memory
-from mnemolayer.memory_md import MarkdownImport
 from mnemolayer.models import HistoryEvent, Hit, MemoryKind, MemoryPage, MemoryRecord, Message
-from mnemolayer.session_api import SessionEnd
+from mnemolayer.privacy.erasure import DeletionReceipt
+from mnemolayer.privacy.markdown import MarkdownImport
 
 __all__ = [
     "AsyncMemory",

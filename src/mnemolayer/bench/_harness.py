@@ -29,8 +29,8 @@ from rich.progress import (
 from mnemolayer.bench.metrics import percentiles
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.embed.base import Embedder, EmbedKind
+from mnemolayer.extract.base import Extraction, Extractor
 from mnemolayer.models import Hit, MemoryRecord, Message
-from mnemolayer.semantic.types import Extraction, Extractor
 
 CachePath = bool | str | os.PathLike[str]
 
@@ -67,7 +67,7 @@ class TimedEmbedder:
 
 
 class TimedExtractor:
-    """An :class:`~mnemolayer.semantic.Extractor` that forwards to ``inner`` and records
+    """An :class:`~mnemolayer.extract.Extractor` that forwards to ``inner`` and records
     the milliseconds of each call (the extraction's own share of an add).
 
     Attributes:
@@ -91,7 +91,7 @@ class TimedExtractor:
 
 def timed_extractor(name: str | None) -> TimedExtractor | None:
     """The named extractor (``"rules"``, ``"llm"``; ``None``/``"none"`` → none), timed."""
-    from mnemolayer.semantic.extractors import get_extractor
+    from mnemolayer.registry import get_extractor
 
     inner = get_extractor(name)
     return TimedExtractor(inner) if inner is not None else None

@@ -20,7 +20,7 @@ from mnemolayer.cli._common import Mode, _emit, _say, _State, _state
 from mnemolayer.errors import UsageError, ValidationError
 
 if TYPE_CHECKING:
-    from mnemolayer.semantic.evaluate import Counts, ExtractionScores, FactError
+    from mnemolayer.extract.evaluate import Counts, ExtractionScores, FactError
 
 bench_app = typer.Typer(no_args_is_help=True, help="Run retrieval and extraction benchmarks.")
 
@@ -194,8 +194,8 @@ def extraction(
     ] = False,
 ) -> None:
     """Fact extraction: precision, recall and F1 of the rule extractor on the gold set."""
-    from mnemolayer.semantic.evaluate import default_data_dir, evaluate, load_gold
-    from mnemolayer.semantic.rules import RuleExtractor
+    from mnemolayer.extract.evaluate import default_data_dir, evaluate, load_gold
+    from mnemolayer.extract.rules.extractor import RuleExtractor
 
     state = _state(ctx)
     folder = data if data is not None else default_data_dir()

@@ -27,7 +27,7 @@ def context_command(
     """Print the memories that fit BUDGET tokens for QUERY: profile, relevant facts,
     recalled episodes and strategies, each with its time. ``--json`` prints the whole
     result (sections, items, token count)."""
-    from mnemolayer.context import build_context
+    from mnemolayer.context.assemble import build_context
 
     state = _state(ctx)
     with _open(state) as mem:

@@ -64,7 +64,7 @@ def mcp_command(
     nothing but the protocol is written to stdout; over http the endpoint is
     http://HOST:PORT/mcp (no authentication: keep it on loopback)."""
     try:
-        from mnemolayer.mcpserver import UserScope, build_server
+        from mnemolayer.server.mcp import UserScope, build_server
     except ImportError as exc:  # only the SDK is optional; anything else is a bug
         if not (exc.name or "").startswith("mcp"):
             raise

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from mnemolayer.cli._common import AgentOpt, UserOpt, _emit, _open, _print_table, _say, _state, app
-from mnemolayer.procedural import ProceduralConfig
+from mnemolayer.layers.procedural.strategies import ProceduralConfig
 
 
 @app.command()

@@ -17,8 +17,8 @@ from mnemolayer.cli._common import _emit, _print_table, _say, _state, app
 from mnemolayer.crypto import env_requests_encryption, resolve_encryption
 from mnemolayer.errors import ValidationError
 from mnemolayer.memory import _open_encryption, parse_db_url
-from mnemolayer.server.keys import ApiKey, KeyStore
-from mnemolayer.server.settings import (
+from mnemolayer.server.rest.keys import ApiKey, KeyStore
+from mnemolayer.server.rest.settings import (
     DEFAULT_MAX_BODY_BYTES,
     ServerSettings,
     format_duration,
@@ -26,8 +26,8 @@ from mnemolayer.server.settings import (
     parse_duration,
     require_server_extra,
 )
-from mnemolayer.store.postgres import is_postgres_url, redact_url
-from mnemolayer.store.sqlite import SQLiteStore
+from mnemolayer.store.postgres.store import is_postgres_url, redact_url
+from mnemolayer.store.sqlite.store import SQLiteStore
 
 keys_app = typer.Typer(help="Manage the REST server's API keys (stored hashed).")
 app.add_typer(keys_app, name="keys")
@@ -137,7 +137,7 @@ def _check_postgres(db: str | None) -> None:
     """
     if db is None or not is_postgres_url(db):
         return
-    from mnemolayer.store.postgres import PostgresStore
+    from mnemolayer.store.postgres.store import PostgresStore
 
     PostgresStore(db).close()
 

@@ -35,8 +35,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from mnemolayer.crypto.keys import KEY_BYTES, key_check_value
 from mnemolayer.errors import StoreError, ValidationError
-from mnemolayer.store.connection import retry_locked
-from mnemolayer.store.wal import WalCheckpointer, configure_wal
+from mnemolayer.store.sqlite.engine import retry_locked
+from mnemolayer.store.sqlite.wal import WalCheckpointer, configure_wal
 
 __all__ = ["KeyRing", "KeyUnavailableError"]
 

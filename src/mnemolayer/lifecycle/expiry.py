@@ -15,7 +15,7 @@ from typing import Any
 from mnemolayer.errors import ValidationError
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import MemoryKind, MemoryRecord, to_utc
-from mnemolayer.store.connection import iso
+from mnemolayer.store.sqlite.engine import iso
 
 __all__ = ["default_expires_at", "effective_expires_at", "expired_where", "is_expired"]
 

@@ -10,8 +10,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.decay import RetentionExplanation
 from mnemolayer.lifecycle.expiry import effective_expires_at, is_expired
-from mnemolayer.lifecycle.retention import RetentionExplanation
 from mnemolayer.models import MemoryKind, MemoryRecord
 
 __all__ = [

@@ -21,9 +21,9 @@ from dataclasses import replace
 from typing import Any, get_args
 
 from mnemolayer.errors import ValidationError
+from mnemolayer.extract.base import ExtractedFact
 from mnemolayer.privacy.detectors import PIIType
 from mnemolayer.privacy.redact import Action, Finding, RedactionConfig, redact, redact_data
-from mnemolayer.semantic.types import ExtractedFact
 
 __all__ = [
     "REDACTED_KEY",
