@@ -1,0 +1,194 @@
+"""The package layout holds: import contracts, no import cycle, small modules, SQL in store/.
+
+The layout and its floors are drawn in ``docs/architecture.md``. Every import counts here,
+including imports inside functions and under ``TYPE_CHECKING``: a lazy import still ties
+the two modules together for whoever reads or changes them.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "mnemolayer"
+
+#: Modules allowed over the size limit, with the reason (rule tables are data, not logic).
+LONG_MODULES = {
+    "extract/rules/en/lexicon.py": "English rule tables (word lists)",
+    "extract/rules/en/phrases.py": "English rule tables (phrase patterns)",
+    "extract/rules/en/table.py": "English rule table",
+}
+MAX_LINES = 600
+MAX_FACADE_LINES = 400
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in SRC.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _graph():  # type: ignore[no-untyped-def]
+    grimp = pytest.importorskip("grimp")
+    return grimp.build_graph("mnemolayer", include_external_packages=False, cache_dir=None)
+
+
+def test_import_contracts_hold() -> None:
+    """`.importlinter`: only the edges import the facade, drivers only under store/, floors."""
+    exe = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
+    if not Path(exe).exists():
+        pytest.skip("import-linter is not installed (pip install -e '.[dev]')")
+    out = subprocess.run(
+        [exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
+
+
+def _cycles(graph) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    counter = 0
+    for start in sorted(graph.modules):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start))))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append(
+                        (child, iter(sorted(graph.find_modules_directly_imported_by(child))))
+                    )
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    comp = []
+                    while True:
+                        top = stack.pop()
+                        on_stack.discard(top)
+                        comp.append(top)
+                        if top == node:
+                            break
+                    if len(comp) > 1:
+                        out.append(sorted(comp))
+    return out
+
+
+def test_no_import_cycles() -> None:
+    """Module-level import graph is acyclic. A package's ``__init__`` counts as the
+    package module: re-exporting a submodule that imports a sibling through the package
+    is a cycle too."""
+    cycles = _cycles(_graph())
+    assert cycles == [], "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_modules_stay_small() -> None:
+    too_long = {}
+    for p in _modules():
+        rel = p.relative_to(SRC).as_posix()
+        n = len(p.read_text(encoding="utf-8").splitlines())
+        if n > MAX_LINES and rel not in LONG_MODULES:
+            too_long[rel] = n
+    assert too_long == {}
+    for rel in LONG_MODULES:  # the exceptions stay true
+        assert (SRC / rel).exists(), rel
+
+
+def test_the_facade_is_thin() -> None:
+    n = len((SRC / "memory.py").read_text(encoding="utf-8").splitlines())
+    assert n <= MAX_FACADE_LINES, f"memory.py has {n} lines"
+
+
+# -- SQL lives in store/ -------------------------------------------------------------------
+
+_SQL = re.compile(
+    r"^\s*(SELECT\s.+\sFROM\s|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|"
+    r"DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX|VIRTUAL|TRIGGER|UNIQUE)\s|PRAGMA\s|"
+    r"WITH\s+\w+\s+AS\s*\(|ALTER\s+TABLE\s|DROP\s+(TABLE|INDEX)\s)",
+    re.IGNORECASE | re.DOTALL,
+)
+_DIALECT = re.compile(r"\bdialect\b")
+
+#: Where SQL text or an engine check still lives outside store/ (file: reason). The list
+#: only shrinks: a file that no longer needs its entry fails the test until it is removed.
+SQL_OUTSIDE_STORE: dict[str, str] = {
+    "crypto/keyring.py": "own-file store: the keyring is its own SQLite file",
+    "embed/cache.py": "own-file store: the embedding cache is its own SQLite file",
+    "server/rest/keys.py": "own-file store: the server's API keys are their own SQLite file",
+}
+
+
+def _string_constants(tree: ast.AST) -> list[str]:
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            out.append(node.value)
+        elif isinstance(node, ast.JoinedStr):
+            out.append(
+                "".join(
+                    v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "x"
+                    for v in node.values
+                )
+            )
+    return out
+
+
+def _offenders() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for p in _modules():
+        rel = p.relative_to(SRC).as_posix()
+        if rel.startswith("store/"):
+            continue
+        tree = ast.parse(p.read_text(encoding="utf-8"))
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        hits = []
+        for node in ast.walk(tree):
+            if id(node) in docstrings:
+                continue
+            for s in _string_constants(node) if isinstance(node, ast.Constant | ast.JoinedStr) else []:
+                if _SQL.search(s):
+                    hits.append(s.strip().splitlines()[0][:80])
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "dialect":
+                hits.append(f"dialect check at line {node.lineno}")
+        if hits:
+            found[rel] = hits
+    return found
+
+
+def test_sql_and_engine_checks_live_in_store() -> None:
+    found = _offenders()
+    new = {k: v for k, v in found.items() if k not in SQL_OUTSIDE_STORE}
+    assert new == {}, "SQL or a dialect check outside store/ (make it a store method)"
+    stale = sorted(set(SQL_OUTSIDE_STORE) - set(found))
+    assert stale == [], f"no longer needed in SQL_OUTSIDE_STORE: {stale}"
