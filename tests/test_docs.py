@@ -115,7 +115,9 @@ def test_every_block_runs_or_says_why_not() -> None:
             problems.append(f"{b.where}: a {b.lang} block runs; only show output in console")
     assert not problems, "\n".join(problems)
     ran = sum(b.tag is None for b in ALL)
-    print(f"{ran} blocks run, {sum(b.tag == 'no-test' for b in ALL)} marked no-test")
+    notest = sum(b.tag == "no-test" for b in ALL)
+    shown = sum(b.tag == "output" for b in ALL)
+    print(f"{ran} blocks run, {notest} marked no-test, {shown} tagged output")
 
 
 def test_json_output_blocks_parse() -> None:
@@ -169,7 +171,7 @@ class Shell:
 
     # -- running ----------------------------------------------------------------------
     def run_line(self, line: str) -> str:
-        """Run one command line; returns what it printed (stdout, then stderr)."""
+        """Run one command line; returns what it printed (stderr, then stdout)."""
         printed = []
         for command in re.split(r"\s&&\s", self.expand(line)):
             printed.append(self.run_command(command.strip()))
@@ -177,28 +179,30 @@ class Shell:
 
     def run_command(self, command: str) -> str:
         m = re.fullmatch(r"(\w+)=\$\((.*)\)", command)
-        if m:  # VAR=$(command)
-            self.env[m.group(1)] = self.run_pipeline(m.group(2)).strip()
-            return ""
-        return self.run_pipeline(command)
+        if m:  # VAR=$(command): its stdout
+            out, err = self.run_pipeline(m.group(2))
+            self.env[m.group(1)] = out.strip()
+            return err
+        out, err = self.run_pipeline(command)
+        return err + out
 
-    def run_pipeline(self, command: str) -> str:
+    def run_pipeline(self, command: str) -> tuple[str, str]:
+        """``(stdout of the last stage, stderr of all)``."""
         stages = [shlex.split(part, comments=True) for part in _split_pipes(command)]
         data: str | None = None
-        printed = ""
-        for n, words in enumerate(stages):
+        errors = ""
+        for words in stages:
             target = None
             if ">" in words:
                 at = words.index(">")
                 target, words = words[at + 1], words[:at]
             out, err = self.run_words(words, data)
-            last = n == len(stages) - 1
+            errors += err
             if target is not None:
                 (self.cwd / target).write_text(out, encoding="utf-8")
                 out = ""
             data = out
-            printed += err + (out if last else "")
-        return printed
+        return data or "", errors
 
     def run_words(self, words: list[str], stdin: str | None) -> tuple[str, str]:
         env: dict[str, str] = {}
@@ -209,7 +213,7 @@ class Shell:
             self.env.update(env)
             return "", ""
         if words[0] in self.aliases:
-            words = [*self.aliases[words[0]], *words[1:]]
+            words = [*(self.expand(w) for w in self.aliases[words[0]]), *words[1:]]
         name, args = words[0], [self.path(w) for w in words[1:]]
         if name == "export":
             for item in args:
@@ -331,6 +335,14 @@ def _split_pipes(command: str) -> list[str]:
     return [p.strip() for p in out]
 
 
+def _open_quote(text: str) -> bool:
+    try:
+        shlex.split(text, comments=True)
+    except ValueError:
+        return True
+    return False
+
+
 def commands(block: Block) -> Iterator[tuple[str, list[str]]]:
     """``(command line, output lines shown under it)`` of a console or bash block."""
     lines = block.text.splitlines()
@@ -341,9 +353,12 @@ def commands(block: Block) -> Iterator[tuple[str, list[str]]]:
             i += 1
             continue
         text = line[2:] if block.lang == "console" else line
-        while text.rstrip().endswith("\\") and i + 1 < len(lines):
+        while i + 1 < len(lines) and (text.rstrip().endswith("\\") or _open_quote(text)):
             i += 1
-            text = text.rstrip()[:-1] + " " + lines[i].strip()
+            if text.rstrip().endswith("\\"):
+                text = text.rstrip()[:-1] + " " + lines[i].strip()
+            else:  # a quoted string goes on to the next line, as in a shell
+                text += "\n" + lines[i]
         i += 1
         shown = []
         while block.lang == "console" and i < len(lines) and not lines[i].startswith("$ "):
