@@ -43,9 +43,7 @@ def test_import_contracts_hold() -> None:
     exe = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
     if not Path(exe).exists():
         pytest.skip("import-linter is not installed (pip install -e '.[dev]')")
-    out = subprocess.run(
-        [exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
+    out = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-6000:] + out.stderr[-2000:]
 
 
@@ -175,7 +173,9 @@ def _offenders() -> dict[str, list[str]]:
         for node in ast.walk(tree):
             if id(node) in docstrings:
                 continue
-            for s in _string_constants(node) if isinstance(node, ast.Constant | ast.JoinedStr) else []:
+            for s in (
+                _string_constants(node) if isinstance(node, ast.Constant | ast.JoinedStr) else []
+            ):
                 if _SQL.search(s):
                     hits.append(s.strip().splitlines()[0][:80])
         for node in ast.walk(tree):

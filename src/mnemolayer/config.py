@@ -35,7 +35,7 @@ class RetrievalConfig(BaseModel):
     * ``"weighted"`` (default): convex combination of normalised signals,
       ``relevance = (1-w)·vec + w·bm25`` (score fusion as in Bruch et al., "An Analysis of
       Fusion Functions for Hybrid Retrieval", TOIS 2023). Measured better than RRF on the
-      LoCoMo and MemoryBank dev data (see README, "Benchmarks"); the defaults below
+      LoCoMo and MemoryBank dev data (see docs/benchmarks.md); the defaults below
       (absolute normalisation, w = 0.2, context 0.2) were chosen there.
     * ``"rrf"``: reciprocal rank fusion, ``Σ 1/(k + rank)`` (Cormack et al., SIGIR 2009),
       rescaled so that rank 1 in every list scores 1.

@@ -266,7 +266,8 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                 ``role``/``content`` (and optionally ``name``, ``timestamp``, ``id``,
                 ``metadata``), or a list of those.
             user_id: the tenant; required.
-            agent_id, session_id: narrower scope.
+            agent_id: narrower scope: the agent.
+            session_id: narrower scope: the session.
             timestamp: when the messages happened (message ``timestamp`` wins); naive → UTC;
                 default: now.
             metadata: JSON object merged under each message's own metadata.
@@ -664,7 +665,9 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         Args:
             query: non-blank text.
             user_id: required; nothing outside this user is ever returned.
-            agent_id, session_id, kinds: narrow the scope.
+            agent_id: narrow the scope to one agent.
+            session_id: narrow the scope to one session.
+            kinds: narrow the scope to these kinds.
             limit: at most this many hits (0 → ``[]``).
             filters: metadata filter (see :mod:`mnemolayer.query`); ``None`` or
                 ``{}`` for none.

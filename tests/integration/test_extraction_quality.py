@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from mnemolayer.extract.evaluate import ExtractionScores, evaluate, load_gold
 
 from mnemolayer.extract.base import Extractor
+from mnemolayer.extract.evaluate import ExtractionScores, evaluate, load_gold
 
 rules = pytest.importorskip(
     "mnemolayer.extract.rules.extractor",

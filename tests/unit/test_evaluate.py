@@ -10,6 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
+
+from mnemolayer.cli import app
+from mnemolayer.errors import ValidationError
+from mnemolayer.extract.base import ExtractedFact, Extraction
 from mnemolayer.extract.evaluate import (
     KINDS,
     GoldExample,
@@ -20,11 +25,6 @@ from mnemolayer.extract.evaluate import (
     match_fact,
     normalize_object,
 )
-from typer.testing import CliRunner
-
-from mnemolayer.cli import app
-from mnemolayer.errors import ValidationError
-from mnemolayer.extract.base import ExtractedFact, Extraction
 
 GOLD_DIR = Path(__file__).resolve().parents[1] / "data" / "extraction"
 T0 = datetime(2024, 3, 16, 10, 0, tzinfo=UTC)

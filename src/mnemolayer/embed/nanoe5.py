@@ -106,7 +106,7 @@ class E5Embedder:
     dim: int = 384
     max_tokens: int = 512
     #: E5 puts unrelated text near cosine 0.7; search maps [0.7, 1] onto [0, 1]
-    #: (floor chosen on the LoCoMo and MemoryBank dev data, see README "Benchmarks").
+    #: (floor chosen on the LoCoMo and MemoryBank dev data, see docs/benchmarks.md).
     similarity_floor: float = 0.7
 
     def __init__(self, *, batch_size: int = 32) -> None:

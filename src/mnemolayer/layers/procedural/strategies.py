@@ -353,7 +353,8 @@ class ProceduralAPI:
             success: ``True`` or ``False`` (a real ``bool``).
             detail: an optional note (error message, what went right), non-blank, at most
                 100,000 characters.
-            agent_id, session_id: narrower scope, as for :meth:`Memory.add`.
+            agent_id: narrower scope, as for :meth:`Memory.add`.
+            session_id: narrower scope, as for :meth:`Memory.add`.
             timestamp: when the attempt happened (naive → UTC); default now.
             outcome_id: an idempotency key: recording the same ``outcome_id`` again (in
                 the same user and agent scope) returns the first record unchanged. Without

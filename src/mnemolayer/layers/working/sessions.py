@@ -215,7 +215,8 @@ class SessionAPI:
         are extracted from it.
 
         Args:
-            session_id, user_id: the session; required ids.
+            session_id: the session; a required id.
+            user_id: the session's user; a required id.
             agent_id: end only this agent's part of the session (its window, its turns,
                 its session-only memories); ``None`` ends the whole session, every agent.
             summary_tokens: the summary's budget in tokens, between

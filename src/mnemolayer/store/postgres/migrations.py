@@ -6,7 +6,7 @@ the same order, so the store's statements run on both (through
 
 * every primary and unique key leads with ``user_id``, and every table has it, so that
   ``user_id`` can be the distribution column of a sharded PostgreSQL (Citus:
-  ``SELECT create_distributed_table('memories', 'user_id')`` and so on, see the README);
+  ``SELECT create_distributed_table('memories', 'user_id')`` and so on, see docs/postgres.md);
 * ``rowid`` is an identity column, where SQLite has its implicit row id;
 * the keyword index is a table with a ``tsvector`` of the stored terms (already
   segmented by mnemolayer, Chinese included, so the ``simple`` configuration's parser is
