@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,12 +25,14 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from .. import __version__
-from ..config import settings_from_env
+from ..config import default_db_path, settings_from_env
 from ..crypto import env_requests_encryption
 from ..embed import get_embedder
 from ..errors import MnemolayerError, UsageError, ValidationError
 from ..memory import Memory
 from ..models import MemoryRecord
+from ..store.postgres import has_schema, is_postgres_url, redact_url
+from ..store.sqlite import parse_db_url
 
 if TYPE_CHECKING:
     from typer._click import Context as ClickContext  # typer vendors click privately
@@ -166,10 +169,16 @@ def _state(ctx: typer.Context) -> _State:
     return state
 
 
-def _open(state: _State, *, check_embedder: bool = True, extract: bool = False) -> Memory:
+def _open(
+    state: _State, *, check_embedder: bool = True, extract: bool = False, create: bool = True
+) -> Memory:
     """The store, its windows in the configured session store; ``extract`` for commands
     that store messages (add, update, session end): only those build the fact extractor
-    (and with it an LLM summariser), so a read never needs the LLM settings."""
+    (and with it an LLM summariser), so a read never needs the LLM settings.
+    ``create=False`` for reads: a store that does not exist is refused (see
+    :func:`_require_store`) rather than made."""
+    if not create:
+        _require_store(state.db)
     return Memory(
         state.db,
         embedder=get_embedder(state.embedder, threads=state.embed_threads),
@@ -180,6 +189,31 @@ def _open(state: _State, *, check_embedder: bool = True, extract: bool = False) 
         # Encryption at rest when MNEMOLAYER_MASTER_KEY or MNEMOLAYER_MASTER_KEY_FILE is set.
         encryption=True if env_requests_encryption() else None,
     )
+
+
+def _require_store(db: str) -> None:
+    """Refuse to read a store that does not exist, creating nothing: an SQLite file that
+    is not there (nor its directory), or a PostgreSQL database without the schema.
+
+    Raises:
+        UsageError: one line naming the store and the command that creates one (exit 2).
+        ValidationError: a malformed path or URL.
+        StoreError: the PostgreSQL server cannot be reached.
+    """
+    postgres = is_postgres_url(db)
+    if postgres:
+        if has_schema(db):
+            return
+        shown = redact_url(db)
+        what = f"no mnemolayer store in {shown} (the database holds no schema)"
+    else:
+        path = parse_db_url(db)
+        if path == ":memory:" or Path(path).exists():
+            return
+        shown = path
+        what = f"no store at {path}"
+    option = "" if db == str(default_db_path()) else f" --db {shlex.quote(shown)}"
+    raise UsageError(f"{what}; create one with `mnemolayer{option} add TEXT --user USER`")
 
 
 def _emit(data: Any) -> None:

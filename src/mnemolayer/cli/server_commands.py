@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import copy
 import logging
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from ..crypto import env_requests_encryption, resolve_encryption
-from ..errors import ValidationError
+from ..errors import UsageError, ValidationError
 from ..memory import _open_encryption, parse_db_url
 from ..server.keys import ApiKey, KeyStore
 from ..server.settings import (
@@ -240,7 +241,13 @@ def keys_list(
 ) -> None:
     """List API keys (never the keys themselves), revoked ones included."""
     state = _state(ctx)
-    store = KeyStore(_data_dir(data_dir) / "keys.db")
+    directory = _data_dir(data_dir)
+    if not (directory / "keys.db").exists():  # a listing must not make a key store
+        raise UsageError(
+            f"no key store at {directory / 'keys.db'}; create one with "
+            f"`mnemolayer keys create --data-dir {shlex.quote(str(directory))} --tenant TENANT`"
+        )
+    store = KeyStore(directory / "keys.db")
     try:
         found = store.list(tenant)
     finally:
