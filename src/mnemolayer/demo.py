@@ -19,8 +19,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .bench.locomo import CATEGORIES, load_conversations, parse_evidence, run_locomo, store_path
-from .bench.report import print_report
+from mnemolayer.bench.locomo import (
+    CATEGORIES,
+    load_conversations,
+    parse_evidence,
+    run_locomo,
+    store_path,
+)
+from mnemolayer.bench.report import print_report
 
 __all__ = ["find_data", "main"]
 
@@ -67,7 +73,7 @@ def _show_examples(
     console: Console, data: Path, workdir: Path, sample_id: str, embedder: str, count: int
 ) -> list[dict[str, Any]]:
     """Print the top memories recalled for a few questions; returns those questions."""
-    from .memory import Memory
+    from mnemolayer.memory import Memory
 
     (sample,) = load_conversations(data, [sample_id])
     examples = _examples(sample, count)
@@ -110,7 +116,7 @@ def _show_facts(
     console: Console, workdir: Path, sample_id: str, embedder: str, count: int = 12
 ) -> None:
     """Print some of the facts semantic memory extracted from the conversation."""
-    from .memory import Memory
+    from mnemolayer.memory import Memory
 
     with Memory(store_path(workdir, sample_id), embedder=embedder, extractor=None) as memory:
         facts = memory.facts(user_id=sample_id)

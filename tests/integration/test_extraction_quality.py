@@ -1,7 +1,7 @@
 """The rule extractor on the labelled gold sets: the issue's extraction-quality bar.
 
 Precision ≥ 0.85 and recall ≥ 0.70 per language, under the matching rule of
-:mod:`mnemolayer.semantic.evaluate`. On failure the message lists the worst kinds and a
+:mod:`mnemolayer.extract.evaluate`. On failure the message lists the worst kinds and a
 sample of the false positives and negatives. The same figures, with a table per kind:
 ``mnemolayer bench extraction``.
 """
@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from mnemolayer.semantic.evaluate import ExtractionScores, evaluate, load_gold
-from mnemolayer.semantic.types import Extractor
+from mnemolayer.extract.base import Extractor
+from mnemolayer.extract.evaluate import ExtractionScores, evaluate, load_gold
 
 rules = pytest.importorskip(
-    "mnemolayer.semantic.rules", reason="the rule extractor (mnemolayer.semantic.rules) is absent"
+    "mnemolayer.extract.rules.extractor",
+    reason="the rule extractor (mnemolayer.extract.rules.extractor) is absent",
 )
 
 GOLD_DIR = Path(__file__).resolve().parents[1] / "data" / "extraction"

@@ -14,7 +14,8 @@ from typer.testing import CliRunner
 
 from mnemolayer.cli import app
 from mnemolayer.errors import ValidationError
-from mnemolayer.semantic.evaluate import (
+from mnemolayer.extract.base import ExtractedFact, Extraction
+from mnemolayer.extract.evaluate import (
     KINDS,
     GoldExample,
     GoldFact,
@@ -24,7 +25,6 @@ from mnemolayer.semantic.evaluate import (
     match_fact,
     normalize_object,
 )
-from mnemolayer.semantic.types import ExtractedFact, Extraction
 
 GOLD_DIR = Path(__file__).resolve().parents[1] / "data" / "extraction"
 T0 = datetime(2024, 3, 16, 10, 0, tzinfo=UTC)
@@ -393,7 +393,7 @@ def test_default_data_dir_is_the_checkout_gold_set() -> None:
 
 @pytest.fixture
 def fake_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mnemolayer.semantic.rules as rules
+    import mnemolayer.extract.rules.extractor as rules
 
     answers = {
         "I visited the Louvre last week.": [

@@ -26,11 +26,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..config import RetrievalConfig
-from ..embed.base import Embedder, EmbedKind
-from ..models import Hit, MemoryRecord, Message
-from ..semantic.types import Extraction, Extractor
-from .metrics import percentiles
+from mnemolayer.bench.metrics import percentiles
+from mnemolayer.config import RetrievalConfig
+from mnemolayer.embed.base import Embedder, EmbedKind
+from mnemolayer.extract.base import Extraction, Extractor
+from mnemolayer.models import Hit, MemoryRecord, Message
 
 CachePath = bool | str | os.PathLike[str]
 
@@ -67,7 +67,7 @@ class TimedEmbedder:
 
 
 class TimedExtractor:
-    """An :class:`~mnemolayer.semantic.Extractor` that forwards to ``inner`` and records
+    """An :class:`~mnemolayer.extract.Extractor` that forwards to ``inner`` and records
     the milliseconds of each call (the extraction's own share of an add).
 
     Attributes:
@@ -91,7 +91,7 @@ class TimedExtractor:
 
 def timed_extractor(name: str | None) -> TimedExtractor | None:
     """The named extractor (``"rules"``, ``"llm"``; ``None``/``"none"`` → none), timed."""
-    from ..semantic.extractors import get_extractor
+    from mnemolayer.registry import get_extractor
 
     inner = get_extractor(name)
     return TimedExtractor(inner) if inner is not None else None
@@ -146,7 +146,7 @@ def open_embedder(
     Yields:
         ``(outer, model)``.
     """
-    from ..embed import CachedEmbedder, get_embedder
+    from mnemolayer.embed import CachedEmbedder, get_embedder
 
     model = TimedEmbedder(get_embedder(embedder))
     if cache is False:
@@ -214,7 +214,7 @@ def config_block(
     **extra: Any,
 ) -> dict[str, Any]:
     """The JSON ``config`` block that makes a result reproducible and comparable."""
-    from .. import __version__
+    from mnemolayer import __version__
 
     return {
         "benchmark": benchmark,

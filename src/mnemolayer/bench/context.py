@@ -1,7 +1,7 @@
 """Context benchmark on LoCoMo: does a token-budgeted context hold each question's evidence?
 
 For every LoCoMo question (categories 1-4 scored; 5, adversarial, reported apart) the
-context is assembled with :func:`mnemolayer.context.build_context` under ``budget_tokens``
+context is assembled with :func:`mnemolayer.context.assemble.build_context` under ``budget_tokens``
 and checked for the question's gold evidence turns, matched by their ``dia_id``
 metadata. Per question:
 
@@ -29,10 +29,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from ..embed.base import Embedder
-from ..lifecycle.clock import FakeClock
-from . import _harness
-from .locomo import (
+from mnemolayer.bench import _harness
+from mnemolayer.bench.locomo import (
     CATEGORIES,
     SCORED_CATEGORIES,
     _plan,
@@ -41,6 +39,8 @@ from .locomo import (
     session_messages,
     turn_content,
 )
+from mnemolayer.embed.base import Embedder
+from mnemolayer.lifecycle.clock import FakeClock
 
 __all__ = ["run_context_bench"]
 
@@ -164,9 +164,9 @@ def run_context_bench(
         ``max_tokens``); ``counts``; ``latency`` (context assembly milliseconds,
         p50/p95); ``details`` per question.
     """
-    from ..context import build_context
-    from ..memory import Memory
-    from .metrics import percentiles
+    from mnemolayer.bench.metrics import percentiles
+    from mnemolayer.context.assemble import build_context
+    from mnemolayer.memory import Memory
 
     samples = load_conversations(data_path, conversations)
     counts: dict[str, Any] = {

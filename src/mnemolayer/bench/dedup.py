@@ -44,10 +44,10 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from ..errors import ValidationError
-from ..lifecycle.config import DedupConfig
-from ..lifecycle.dedup import is_near_duplicate
-from ._harness import file_sha256, write_json
+from mnemolayer.bench._harness import file_sha256, write_json
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle.config import DedupConfig
+from mnemolayer.lifecycle.dedup import is_near_duplicate
 
 __all__ = [
     "Pair",
@@ -265,8 +265,8 @@ def run_dedup_bench(
         ValidationError: a data file is missing or malformed, or no threshold is free of
             false merges.
     """
-    from .. import __version__
-    from ..embed import get_embedder
+    from mnemolayer import __version__
+    from mnemolayer.embed import get_embedder
 
     data = Path(data_path) if data_path is not None else default_data_path()
     if heldout_path is None and data_path is None and default_data_path("heldout.jsonl").is_file():

@@ -31,8 +31,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..crypto import EncryptionConfig
-from ..memory import Memory
+from mnemolayer.crypto import EncryptionConfig
+from mnemolayer.memory import Memory
 
 __all__ = ["main", "make_turns", "measure"]
 

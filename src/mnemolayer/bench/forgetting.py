@@ -2,9 +2,9 @@
 the end of each conversation, and how many questions would lose all their evidence.
 
 No store and no embedder: each turn gets the importance ``Memory.add`` would give it
-(:func:`mnemolayer.lifecycle.api.write_importance`) and its retention at the time of the
-conversation's last turn (:func:`mnemolayer.lifecycle.retention.retention`, no accesses);
-a turn is forgotten when :func:`mnemolayer.lifecycle.retention.forgetting_action` says so
+(:func:`mnemolayer.lifecycle.states.write_importance`) and its retention at the time of the
+conversation's last turn (:func:`mnemolayer.lifecycle.decay.retention`, no accesses);
+a turn is forgotten when :func:`mnemolayer.lifecycle.decay.forgetting_action` says so
 (retention below ``archive_threshold`` and importance below the floor,
 ``LifecycleConfig.forget_below_importance``), evaluated here at several floors. This is
 how the default floor was chosen (see
@@ -22,11 +22,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..lifecycle.api import write_importance
-from ..lifecycle.config import LifecycleConfig
-from ..lifecycle.retention import RetentionInput, forgetting_action
-from ..models import MemoryKind
-from .locomo import (
+from mnemolayer.bench.locomo import (
     SCORED_CATEGORIES,
     _sessions,
     conversation_end,
@@ -34,6 +30,10 @@ from .locomo import (
     parse_evidence,
     turn_content,
 )
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.decay import RetentionInput, forgetting_action
+from mnemolayer.lifecycle.states import write_importance
+from mnemolayer.models import MemoryKind
 
 __all__ = ["forgetting_impact", "main"]
 

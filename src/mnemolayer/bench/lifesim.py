@@ -41,12 +41,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..lifecycle.clock import FakeClock
-from ..lifecycle.config import LifecycleConfig
-from ..lifecycle.maintain import MaintenanceOptions
+from mnemolayer.lifecycle.clock import FakeClock
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.maintain import MaintenanceOptions
 
 if TYPE_CHECKING:
-    from ..memory import Memory
+    from mnemolayer.memory import Memory
 
 __all__ = ["BOUNDED", "COMPACT", "USERS", "Persona", "Simulation", "main", "simulate"]
 
@@ -270,7 +270,7 @@ def _plot(runs: dict[str, Simulation], out: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry: ``python -m mnemolayer.bench.lifesim``."""
-    from ..memory import Memory
+    from mnemolayer.memory import Memory
 
     parser = argparse.ArgumentParser(
         prog="python -m mnemolayer.bench.lifesim", description=__doc__.split("\n")[0]

@@ -19,13 +19,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import RetrievalConfig
-from ..embed.base import Embedder
-from ..lifecycle.clock import FakeClock
-from ..lifecycle.config import LifecycleConfig
-from ..models import Message
-from . import _harness
-from .metrics import aggregate, question_scores
+from mnemolayer.bench import _harness
+from mnemolayer.bench.metrics import aggregate, question_scores
+from mnemolayer.config import RetrievalConfig
+from mnemolayer.embed.base import Embedder
+from mnemolayer.lifecycle.clock import FakeClock
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.models import Message
 
 __all__ = [
     "CATEGORIES",
@@ -316,7 +316,7 @@ def run_locomo(
         ``by_conversation`` (the overall row per sample); ``latency``; ``counts``; and
         ``details`` (per question: gold, ranked dia_ids, scores).
     """
-    from ..memory import Memory
+    from mnemolayer.memory import Memory
 
     samples = load_conversations(data_path, conversations)
     counts: dict[str, Any] = {

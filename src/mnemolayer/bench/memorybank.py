@@ -21,11 +21,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import RetrievalConfig
-from ..embed.base import Embedder
-from ..models import Message
-from . import _harness
-from .metrics import aggregate, question_scores
+from mnemolayer.bench import _harness
+from mnemolayer.bench.metrics import aggregate, question_scores
+from mnemolayer.config import RetrievalConfig
+from mnemolayer.embed.base import Embedder
+from mnemolayer.models import Message
 
 __all__ = [
     "RENDERINGS",
@@ -280,7 +280,7 @@ def run_memorybank(
     Raises:
         ValueError: a gold user is missing from the memory bank, or ``lang`` is invalid.
     """
-    from ..memory import Memory
+    from mnemolayer.memory import Memory
 
     bank_file = resolve_bank_path(bank_path, lang, gold_path)
     bank = load_bank(bank_file)

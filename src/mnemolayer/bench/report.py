@@ -16,8 +16,8 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from ..errors import MnemolayerRuntimeError
-from .metrics import METRIC_NAMES
+from mnemolayer.bench.metrics import METRIC_NAMES
+from mnemolayer.errors import MnemolayerRuntimeError
 
 __all__ = ["plot_results", "print_report", "run_label"]
 

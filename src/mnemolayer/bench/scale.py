@@ -41,10 +41,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..errors import ValidationError
-from ..retrieval.ann import AnnConfig, UserAnn, ann_candidates, record_sims
-from ._harness import make_progress, workspace, write_json
-from .metrics import percentiles
+from mnemolayer.bench._harness import make_progress, workspace, write_json
+from mnemolayer.bench.metrics import percentiles
+from mnemolayer.errors import ValidationError
+from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates, record_sims
 
 __all__ = [
     "BACKENDS",
@@ -151,7 +151,7 @@ class StagedEmbedder:
         self.seconds = 0.0
 
     def embed(self, texts: Sequence[str], kind: str = "document") -> np.ndarray:
-        from ..errors import EmbedderError
+        from mnemolayer.errors import EmbedderError
 
         start = time.perf_counter()
         pattern, table = (_QUERY_ID, self.queries) if kind == "query" else (_DOC_ID, self.docs)
@@ -184,11 +184,11 @@ def open_backend(
     """
     if backend not in BACKENDS:
         raise ValidationError("backend", f"expected one of {list(BACKENDS)}, got {backend!r}")
-    from ..memory import Memory
+    from mnemolayer.memory import Memory
 
     if backend == "postgres":
         return _open_postgres(workdir, embedder, extractor)
-    from ._harness import fresh_store
+    from mnemolayer.bench._harness import fresh_store
 
     path = fresh_store(workdir, "scale")
     mem = Memory(path, embedder=embedder, extractor=extractor)  # type: ignore[arg-type]
@@ -208,7 +208,7 @@ def _open_postgres(
 ) -> tuple[Any, Callable[[], int], Callable[[], None]]:
     from urllib.parse import urlsplit, urlunsplit
 
-    from ..memory import Memory
+    from mnemolayer.memory import Memory
 
     server = None
     admin = os.environ.get(PG_URL_ENV)
@@ -267,7 +267,7 @@ def time_model(name: str, sample: int) -> dict[str, Any] | None:
     """
     if sample <= 0:
         return None
-    from ..embed import get_embedder
+    from mnemolayer.embed import get_embedder
 
     model = get_embedder(name)
     data = ScaleData(max(sample, 50), dim=8, seed=1)
@@ -670,7 +670,7 @@ def plot_scale(
     """
     if not results:
         raise ValueError("plot_scale needs at least one result")
-    from .report import _pyplot
+    from mnemolayer.bench.report import _pyplot
 
     plt = _pyplot()
     runs = sorted(results, key=lambda r: r["config"]["n"])

@@ -24,15 +24,15 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
-from .. import __version__
-from ..config import default_db_path, settings_from_env
-from ..crypto import env_requests_encryption
-from ..embed import get_embedder
-from ..errors import MnemolayerError, UsageError, ValidationError
-from ..memory import Memory
-from ..models import MemoryRecord
-from ..store.postgres import has_schema, is_postgres_url, redact_url
-from ..store.sqlite import parse_db_url
+from mnemolayer import __version__
+from mnemolayer.config import default_db_path, settings_from_env
+from mnemolayer.crypto import env_requests_encryption
+from mnemolayer.embed import get_embedder
+from mnemolayer.errors import MnemolayerError, UsageError, ValidationError
+from mnemolayer.memory import Memory
+from mnemolayer.models import MemoryRecord
+from mnemolayer.store.postgres.store import has_schema, is_postgres_url, redact_url
+from mnemolayer.store.sqlite.store import parse_db_url
 
 if TYPE_CHECKING:
     from typer._click import Context as ClickContext  # typer vendors click privately
@@ -152,7 +152,7 @@ def _privacy(option: str | None) -> str:
     Raises:
         ValidationError: naming ``--privacy`` or ``MNEMOLAYER_PRIVACY``.
     """
-    from ..privacy import resolve_privacy
+    from mnemolayer.privacy import resolve_privacy
 
     if option is not None:
         resolve_privacy(option, "--privacy")

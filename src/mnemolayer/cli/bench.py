@@ -16,11 +16,11 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import UsageError, ValidationError
-from ._common import Mode, _emit, _say, _State, _state
+from mnemolayer.cli._common import Mode, _emit, _say, _State, _state
+from mnemolayer.errors import UsageError, ValidationError
 
 if TYPE_CHECKING:
-    from ..semantic.evaluate import Counts, ExtractionScores, FactError
+    from mnemolayer.extract.evaluate import Counts, ExtractionScores, FactError
 
 bench_app = typer.Typer(no_args_is_help=True, help="Run retrieval and extraction benchmarks.")
 
@@ -39,7 +39,7 @@ BenchExtractor = Annotated[
 
 
 def _report(state: _State, result: dict[str, Any], plot: Path | None) -> None:
-    from ..bench.report import plot_results, print_report
+    from mnemolayer.bench.report import plot_results, print_report
 
     if plot is not None:
         plot_results([result], plot)
@@ -71,7 +71,7 @@ def locomo(
     ] = False,
 ) -> None:
     """LoCoMo: recall of the evidence turns for each question."""
-    from ..bench.locomo import run_locomo
+    from mnemolayer.bench.locomo import run_locomo
 
     state = _state(ctx)
     result = run_locomo(
@@ -105,7 +105,7 @@ def memorybank(
     extractor: BenchExtractor = None,
 ) -> None:
     """MemoryBank: recall of the memory each probing question is about."""
-    from ..bench.memorybank import run_memorybank
+    from mnemolayer.bench.memorybank import run_memorybank
 
     state = _state(ctx)
     result = run_memorybank(
@@ -194,8 +194,8 @@ def extraction(
     ] = False,
 ) -> None:
     """Fact extraction: precision, recall and F1 of the rule extractor on the gold set."""
-    from ..semantic.evaluate import default_data_dir, evaluate, load_gold
-    from ..semantic.rules import RuleExtractor
+    from mnemolayer.extract.evaluate import default_data_dir, evaluate, load_gold
+    from mnemolayer.extract.rules.extractor import RuleExtractor
 
     state = _state(ctx)
     folder = data if data is not None else default_data_dir()
@@ -274,7 +274,7 @@ def dedup(
     pairs (English and Chinese), and the threshold chosen (no false merge, best recall)."""
     from rich.console import Console
 
-    from ..bench.dedup import default_data_path, run_dedup_bench
+    from mnemolayer.bench.dedup import default_data_path, run_dedup_bench
 
     state = _state(ctx)
     quiet = state.json or as_json
@@ -331,8 +331,8 @@ def scale(
     """Scale: add throughput, search p50/p95/p99 (excluding the embedder), store size and
     memory at N memories over many users and one big user, with structured synthetic
     vectors; the real embedder is timed apart on a small sample."""
-    from ..bench.scale import plot_scale, print_scale, run_scale
-    from ..retrieval.ann import AnnConfig
+    from mnemolayer.bench.scale import plot_scale, print_scale, run_scale
+    from mnemolayer.retrieval.ann import AnnConfig
 
     state = _state(ctx)
     sizes = n or [10_000]
@@ -358,7 +358,7 @@ def scale(
         )
     document = {"benchmark": "scale", "runs": runs}
     if out is not None:
-        from ..bench._harness import write_json
+        from mnemolayer.bench._harness import write_json
 
         try:
             write_json(document, out)

@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 
 import typer
 
-from ._common import SessionOpt, UserOpt, _emit, _open, _say, _state, app
-from .bench import BenchEmbedder, CacheOpt, DataPath, OutOpt, WorkdirOpt, bench_app
+from mnemolayer.cli._common import SessionOpt, UserOpt, _emit, _open, _say, _state, app
+from mnemolayer.cli.bench import BenchEmbedder, CacheOpt, DataPath, OutOpt, WorkdirOpt, bench_app
 
 Format = Literal["markdown", "json"]
 BudgetOpt = Annotated[int, typer.Option("--budget", help="Token budget (o200k_base).", min=1)]
@@ -27,7 +27,7 @@ def context_command(
     """Print the memories that fit BUDGET tokens for QUERY: profile, relevant facts,
     recalled episodes and strategies, each with its time. ``--json`` prints the whole
     result (sections, items, token count)."""
-    from ..context import build_context
+    from mnemolayer.context.assemble import build_context
 
     state = _state(ctx)
     with _open(state, create=False) as mem:
@@ -63,7 +63,7 @@ def bench_context(
     from rich import box
     from rich.table import Table
 
-    from ..bench.context import run_context_bench
+    from mnemolayer.bench.context import run_context_bench
 
     state = _state(ctx)
     result = run_context_bench(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .redact import RedactionConfig, redact
+from mnemolayer.privacy.redact import RedactionConfig, redact
 
 __all__ = ["GoldScore", "main", "score_gold", "time_messages"]
 
