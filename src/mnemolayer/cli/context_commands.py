@@ -30,7 +30,7 @@ def context_command(
     from mnemolayer.context.assemble import build_context
 
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, create=False) as mem:
         result = build_context(
             mem, query, user_id=user, session_id=session, budget_tokens=budget, format=format
         )

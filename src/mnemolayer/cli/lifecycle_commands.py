@@ -26,7 +26,7 @@ def explain(
     superseded, archived, merged or consolidated state, and with --query its rank."""
     state = _state(ctx)
     # Ranking for a query embeds it; the explanation alone needs no model check.
-    with _open(state, check_embedder=query is not None) as mem:
+    with _open(state, check_embedder=query is not None, create=False) as mem:
         result = mem.explain(memory_id, user_id=user, query=query)
     if state.json:
         return _emit(result.to_json())

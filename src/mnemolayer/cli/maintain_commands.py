@@ -73,7 +73,8 @@ def maintain(
     """Apply the memory lifecycle: delete expired memories, merge near-duplicates,
     consolidate what was said in 3+ sessions, archive faded small talk."""
     state = _state(ctx)
-    with _open(state) as mem:
+    # A dry run writes nothing, so it must not make a store either.
+    with _open(state, create=not dry_run) as mem:
         report = mem.maintain(user_id=user, now=now, dry_run=dry_run)
     if state.json or as_json:
         return _emit(report.to_json())

@@ -97,7 +97,7 @@ def search(
     """Recall the memories most relevant to QUERY."""
     state = _state(ctx)
     filters = _json_object(filter_json, "--filter-json") if filter_json is not None else None
-    with _open(state) as mem:
+    with _open(state, create=False) as mem:
         hits = mem.search(
             query,
             user_id=user,
@@ -132,7 +132,7 @@ def list_(
 ) -> None:
     """List a user's memories, oldest first, one page at a time."""
     state = _state(ctx)
-    with _open(state, check_embedder=False) as mem:
+    with _open(state, check_embedder=False, create=False) as mem:
         page = mem.list(
             user_id=user,
             agent_id=agent,
@@ -157,7 +157,7 @@ def get(
 ) -> None:
     """Show one memory."""
     state = _state(ctx)
-    with _open(state, check_embedder=False) as mem:
+    with _open(state, check_embedder=False, create=False) as mem:
         record = mem.get(memory_id, user_id=user)
     if state.json:
         return _emit(record.to_json())
@@ -237,7 +237,7 @@ def history(
 ) -> None:
     """Show the audit history of one memory."""
     state = _state(ctx)
-    with _open(state, check_embedder=False) as mem:
+    with _open(state, check_embedder=False, create=False) as mem:
         events = mem.history(memory_id, user_id=user)
     if state.json:
         return _emit([event.model_dump(mode="json") for event in events])
@@ -253,7 +253,7 @@ def history(
 def stats(ctx: typer.Context, user: OptUserOpt = None) -> None:
     """Show counts and store details."""
     state = _state(ctx)
-    with _open(state, check_embedder=False) as mem:
+    with _open(state, check_embedder=False, create=False) as mem:
         result = mem.stats(user_id=user)
     if state.json:
         return _emit(result)
@@ -284,7 +284,7 @@ def export(
     if format_ == "markdown":
         if user is None:
             raise ValidationError("--user", "--format markdown exports one user: name them")
-        with _open(state, check_embedder=False) as mem:
+        with _open(state, check_embedder=False, create=False) as mem:
             text = mem.export_markdown(user_id=user)
         if out is None:
             sys.stdout.write(text)
@@ -294,7 +294,7 @@ def export(
             return _emit({"exported": "markdown", "path": str(out)})
         _say(state.err, f"wrote MEMORY.md of {user} to {out}")
         return
-    with _open(state, check_embedder=False) as mem:
+    with _open(state, check_embedder=False, create=False) as mem:
         if out is None:
             for row in mem.export(user_id=user):
                 _emit(row)

@@ -38,7 +38,7 @@ def strategies(
         changes["success_threshold"] = min_successes
     if min_failures is not None:
         changes["failure_threshold"] = min_failures
-    with _open(state) as mem:
+    with _open(state, create=False) as mem:
         config = ProceduralConfig(**{**mem.procedural_config.model_dump(), **changes})
         if task is None:
             insights = mem.reflect(user_id=user, agent_id=agent, config=config)

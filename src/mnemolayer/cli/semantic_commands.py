@@ -53,7 +53,7 @@ def facts(
 ) -> None:
     """List facts of a user's knowledge graph (current ones by default)."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, create=False) as mem:
         found = mem.facts(
             user_id=user, subject=subject, predicate=predicate, as_of=as_of,
             include_history=include_history,
@@ -73,7 +73,7 @@ def profile(
 ) -> None:
     """Show what is currently known about the user (identity, relationships, preferences, plans)."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, create=False) as mem:
         data = mem.profile(user_id=user, subject=subject)
     if state.json:
         return _emit(data)
@@ -92,7 +92,7 @@ def graph(
 ) -> None:
     """Show the entities within DEPTH hops of ENTITY and the facts linking them."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, create=False) as mem:
         found = mem.neighbors(entity, user_id=user, depth=depth, include_history=include_history)
     if state.json:
         return _emit(

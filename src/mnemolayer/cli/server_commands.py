@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,7 +16,7 @@ import typer
 
 from mnemolayer.cli._common import _emit, _print_table, _say, _state, app
 from mnemolayer.crypto import env_requests_encryption, resolve_encryption
-from mnemolayer.errors import ValidationError
+from mnemolayer.errors import UsageError, ValidationError
 from mnemolayer.memory import _open_encryption, parse_db_url
 from mnemolayer.server.rest.keys import ApiKey, KeyStore
 from mnemolayer.server.rest.settings import (
@@ -95,6 +96,7 @@ def serve(
         db=None if data_dir is not None else (db or state.db),
         insecure_no_auth=insecure_no_auth,
         embedder=embedder or state.embedder,
+        embed_threads=state.embed_threads,
         extractor=extractor or state.extractor,
         max_body_bytes=max_body_bytes,
         maintain_every_s=every,
@@ -239,7 +241,13 @@ def keys_list(
 ) -> None:
     """List API keys (never the keys themselves), revoked ones included."""
     state = _state(ctx)
-    store = KeyStore(_data_dir(data_dir) / "keys.db")
+    directory = _data_dir(data_dir)
+    if not (directory / "keys.db").exists():  # a listing must not make a key store
+        raise UsageError(
+            f"no key store at {directory / 'keys.db'}; create one with "
+            f"`mnemolayer keys create --data-dir {shlex.quote(str(directory))} --tenant TENANT`"
+        )
+    store = KeyStore(directory / "keys.db")
     try:
         found = store.list(tenant)
     finally:

