@@ -178,9 +178,7 @@ class ListParams(Params):
     kinds: list[Kind] | None = Field(None, description=_KINDS)
     filters: dict[str, Any] | None = Field(None, description=_FILTERS)
     limit: StrictInt = Field(100, ge=0, le=1000, description="Page size.")
-    cursor: str | None = Field(
-        None, max_length=128, description="The next_cursor of the previous page."
-    )
+    cursor: str | None = Field(None, description="The next_cursor of the previous page.")
 
 
 class UpdateParams(Params):
@@ -522,7 +520,7 @@ OPS: dict[str, Op] = {op.name: op for op in _TABLE}
 def parameters(
     op: Op,
     *,
-    change: Mapping[str, FieldInfo | tuple[Any, FieldInfo]] | None = None,
+    change: Mapping[str, Any] | None = None,
     drop: Sequence[str] = (),
 ) -> list[inspect.Parameter]:
     """``op``'s params fields as keyword parameters of a function signature, each
@@ -552,8 +550,11 @@ def parameters(
     return out
 
 
-def parameter(name: str, annotation: Any, info: FieldInfo) -> inspect.Parameter:
-    """One keyword parameter from a field's type and :class:`FieldInfo`."""
+def parameter(name: str, annotation: Any, info: Any) -> inspect.Parameter:
+    """One keyword parameter from a field's type and :class:`FieldInfo` (what
+    :func:`~pydantic.Field` returns)."""
+    if not isinstance(info, FieldInfo):
+        raise TypeError(f"{name}: expected Field(...), got {info!r}")
     default = inspect.Parameter.empty if info.default is PydanticUndefined else info.default
     meta = [*info.metadata, Field(description=info.description)]
     return inspect.Parameter(
