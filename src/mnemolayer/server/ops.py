@@ -57,6 +57,7 @@ __all__ = [
     "RecentTurn",
     "Section",
     "Timestamp",
+    "parameter",
     "parameters",
 ]
 
@@ -437,24 +438,15 @@ class Op:
         """The ``Memory`` method's name."""
         return self.name
 
-    @property
-    def summary(self) -> str:
-        """The description's first sentence."""
-        return self.description.split(". ")[0].rstrip(".") + "."
-
     def doc(self, name: str) -> str:
         """The description of the params field ``name``."""
         return self.params.model_fields[name].description or ""
 
-    def kwargs(
-        self, values: BaseModel | Mapping[str, Any], *, skip: Sequence[str] = ()
-    ) -> dict[str, Any]:
+    def kwargs(self, values: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
         """The ``Memory`` keyword arguments for the params fields in ``values`` (a
-        validated body or an MCP tool's arguments), ``skip`` left out."""
+        validated body or an MCP tool's arguments; other fields are left out)."""
         out: dict[str, Any] = {}
         for name in self.params.model_fields:
-            if name in skip:
-                continue
             if isinstance(values, BaseModel):
                 value = getattr(values, name)
             elif name in values:
@@ -517,12 +509,7 @@ _TABLE = (
 OPS: dict[str, Op] = {op.name: op for op in _TABLE}
 
 
-def parameters(
-    op: Op,
-    *,
-    change: Mapping[str, Any] | None = None,
-    drop: Sequence[str] = (),
-) -> list[inspect.Parameter]:
+def parameters(op: Op, *, change: Mapping[str, Any] | None = None) -> list[inspect.Parameter]:
     """``op``'s params fields as keyword parameters of a function signature, each
     annotated ``Annotated[type, *constraints, Field(description=...)]`` with its default
     (what a signature-reading framework such as the MCP SDK turns into a schema).
@@ -531,13 +518,10 @@ def parameters(
         change: a field → a :func:`~pydantic.Field` that replaces its default,
             constraints and description, or ``(annotation, Field(...))`` that replaces its
             type too (a surface's own bounds, e.g. a smaller page size).
-        drop: fields left out.
     """
     changes = dict(change or {})
     out = []
     for name, info in op.params.model_fields.items():
-        if name in drop:
-            continue
         annotation: Any = info.annotation
         replaced = changes.pop(name, None)
         if isinstance(replaced, tuple):
