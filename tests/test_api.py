@@ -4,7 +4,6 @@ SQLite file with the deterministic hashing embedder."""
 from __future__ import annotations
 
 import asyncio
-import inspect
 import socket
 from pathlib import Path
 from types import ModuleType
@@ -79,13 +78,6 @@ def test_every_error_has_one_root_and_usage_is_apart_from_runtime() -> None:
         if err is MnemolayerError:
             continue
         assert issubclass(err, UsageError) != issubclass(err, MnemolayerRuntimeError), err
-
-
-def test_async_memory_has_every_sync_call() -> None:
-    calls = ["add", "search", "get", "list", "update", "delete", "delete_all", "history"]
-    calls += ["stats", "reindex", "export", "import_rows"]
-    for name in calls:
-        assert inspect.iscoroutinefunction(getattr(AsyncMemory, name)), name
 
 
 # -- the test guards from conftest ---------------------------------------------------------

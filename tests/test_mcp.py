@@ -88,8 +88,11 @@ def _text(result: CallToolResult) -> str:
 
 def _env(**extra: str) -> dict[str, str]:
     """What the server process needs beyond the SDK's default environment: the temp
-    HOME/XDG directories the test session set up (no writes outside them)."""
-    keep = {k: v for k, v in os.environ.items() if k == "HOME" or k.startswith("XDG_")}
+    HOME/XDG directories the test session set up (no writes outside them), and
+    PYTHONPATH when set (so that it runs the code under test, not an installed copy)."""
+    keep = {
+        k: v for k, v in os.environ.items() if k in ("HOME", "PYTHONPATH") or k.startswith("XDG_")
+    }
     return {**keep, **extra}
 
 
@@ -361,6 +364,49 @@ def test_outcomes_and_strategies(conn: Conn) -> None:
     ]
     assert conn.ok("get_strategies")["insights"] == []  # too few outcomes to generalise
     assert "success" in conn.error("record_outcome", task=task, strategy="x", success="maybe")
+
+
+def test_add_memory_takes_the_options_of_memory_add(conn: Conn) -> None:
+    text = f"Always book aisle seats ({conn.transport})"
+    (kept,) = conn.ok(
+        "add_memory", content=text, kind="preference", pinned=True,
+        expires_at="2999-01-01T00:00:00Z",
+    )["memories"]  # fmt: skip
+    assert (kept["kind"], kept["pinned"]) == ("preference", True)
+    assert kept["expires_at"].startswith("2999-01-01T00:00:00")
+    session = f"opts-{conn.transport}"
+    (temp,) = conn.ok(
+        "add_memory", content="The door code is 4711", session_id=session, session_only=True
+    )["memories"]
+    assert temp["session_only"] is True and temp["session_id"] == session
+    listed = conn.ok("list_memories", session_id=session)["memories"]
+    assert [m["id"] for m in listed] == [temp["id"]]
+    assert "session_only: a session-only memory needs a session_id" in conn.error(
+        "add_memory", content="x", session_only=True
+    )
+    assert "expires_at: must be after" in conn.error(
+        "add_memory", content="x", timestamp="2024-05-01T00:00:00Z",
+        expires_at="2024-04-01T00:00:00Z",
+    )  # fmt: skip
+    assert "kind" in conn.error("add_memory", content="x", kind="dream")
+
+
+def test_context_takes_recent_turns_and_outcomes_a_time(conn: Conn) -> None:
+    ctx = conn.ok(
+        "get_context",
+        query="where am I flying?",
+        recent=[{"role": "user", "content": f"I fly to Oslo tomorrow ({conn.transport})"}],
+        sections=["recent"],
+        encoding="o200k_base",
+    )
+    assert "Oslo" in ctx["text"]
+    assert "encoding" in conn.error("get_context", query="x", encoding="no-such-encoding")
+    record = conn.ok(
+        "record_outcome", task=f"book a flight {conn.transport}", strategy="airline site",
+        success=True, timestamp="2024-05-01T10:00:00Z", metadata={"site": "example"},
+    )  # fmt: skip
+    assert record["metadata"]["site"] == "example"
+    assert record["occurred_at"].startswith("2024-05-01T10:00:00")
 
 
 # -- user scoping ---------------------------------------------------------------------------

@@ -193,3 +193,46 @@ def test_concurrent_turns_on_one_window_are_serialised(api: httpx.Client) -> Non
         assert set(pool.map(turn, range(24))) == {201}
     window = api.get(url).json()["window"]
     assert sorted(m["content"] for m in window) == sorted(f"turn {i}" for i in range(24))
+
+
+def test_add_pins_expires_and_keeps_memories_for_a_session_only(api: httpx.Client) -> None:
+    [kept] = add(
+        api, "u-opts", content="My passport number is X1234", pinned=True,
+        expires_at="2999-01-01T00:00:00Z", kind="semantic",
+    )  # fmt: skip
+    assert kept["pinned"] is True and kept["kind"] == "semantic"
+    assert kept["expires_at"] == "2999-01-01T00:00:00Z"
+    [temp] = add(api, "u-opts", content="The door code is 4711", session_id="s1", session_only=True)
+    assert temp["session_only"] is True and temp["session_id"] == "s1"
+    # The session-only memory goes when the session ends (encoding: end_session's counter).
+    end = api.post("/v1/users/u-opts/sessions/s1/end", params={"encoding": "o200k_base"})
+    assert end.status_code == 200, end.text
+    assert end.json()["cleared"] == 1
+    assert api.get(f"/v1/users/u-opts/memories/{temp['id']}").status_code == 404
+    assert api.get(f"/v1/users/u-opts/memories/{kept['id']}").status_code == 200
+    bad_encoding = api.post("/v1/users/u-opts/sessions/s1/end", params={"encoding": "nope"})
+    assert bad_encoding.status_code == 422 and bad_encoding.json()["error"]["field"] == "encoding"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"content": "x", "session_only": True}, "session_only"),  # needs a session_id
+        ({"content": "x", "session_only": "yes"}, "session_only"),
+        ({"content": "x", "pinned": 1}, "pinned"),
+        ({"content": "x", "expires_at": 1717000000}, "expires_at"),
+        (
+            {
+                "content": "x",
+                "timestamp": "2024-05-01T00:00:00Z",
+                "expires_at": "2024-04-01T00:00:00Z",
+            },
+            "expires_at",
+        ),
+    ],
+)
+def test_add_options_are_checked_naming_the_field(
+    api: httpx.Client, body: dict[str, object], field: str
+) -> None:
+    r = api.post("/v1/users/u-opts2/memories", json=body)
+    assert r.status_code == 422 and r.json()["error"]["field"] == field, r.text

@@ -480,6 +480,71 @@ def test_session_argument_errors_exit_2(db: Path) -> None:
         assert result.exit_code == 2 and "Traceback" not in result.output
 
 
+def test_add_pins_expires_and_keeps_a_memory_for_a_session_only(db: Path) -> None:
+    kept = add(
+        db, "My passport number is X1234", "--pinned", "--expires-at", "2999-01-01T00:00:00Z"
+    )
+    assert kept["pinned"] is True and kept["expires_at"].startswith("2999-01-01T00:00:00")
+    temp = add(db, "The door code is 4711", "--session", "s1", "--session-only")
+    assert temp["session_only"] is True
+    _assert_one_error_line(
+        cli(db, "add", "x", "--user", "alice", "--session-only"), 2, "session_only"
+    )
+    _assert_one_error_line(
+        cli(db, "add", "x", "--user", "alice", "--time", "2024-05-01T00:00:00Z",
+            "--expires-at", "2024-04-01T00:00:00Z"),
+        2, "expires_at",
+    )  # fmt: skip
+    ended = ok(db, "session", "end", "--user", "alice", "--session", "s1", "--encoding",
+               "o200k_base")  # fmt: skip
+    assert ended["cleared"] == 1
+    assert [r["id"] for r in ok(db, "list", "--user", "alice")["items"]] == [kept["id"]]
+    _assert_one_error_line(
+        cli(db, "session", "end", "--user", "alice", "--session", "s1", "--encoding", "nope"),
+        2, "encoding",
+    )  # fmt: skip
+
+
+def test_search_explains_and_list_filters(db: Path) -> None:
+    add(db, "Lisbon trip planned", "--meta", "topic=travel")
+    add(db, "Lisbon rent is high", "--meta", "topic=money")
+    hits = ok(db, "search", "Lisbon trip", "--user", "alice", "--explain")
+    assert hits[0]["explanation"]["rank"] == 1 and hits[0]["explanation"]["summary"]
+    assert ok(db, "search", "Lisbon trip", "--user", "alice")[0]["explanation"] is None
+    table = cli(db, "search", "Lisbon trip", "--user", "alice", "--explain")
+    assert table.exit_code == 0 and "1. rank 1: relevance" in table.stdout
+    page = ok(db, "list", "--user", "alice", "--filter-json", '{"topic": "money"}')
+    assert [r["content"] for r in page["items"]] == ["Lisbon rent is high"]
+    _assert_one_error_line(
+        cli(db, "list", "--user", "alice", "--filter-json", "[1]"), 2, "--filter-json"
+    )
+
+
+def test_context_takes_sections_recent_turns_and_an_encoding(db: Path) -> None:
+    add(db, "I live in Porto")
+    recent = '[{"role": "user", "content": "I fly to Oslo tomorrow"}]'
+    result = ok(db, "context", "where am I flying?", "--user", "alice", "--section", "recent",
+                "--recent-json", recent, "--encoding", "o200k_base")  # fmt: skip
+    assert "Oslo" in result["text"] and "Porto" not in result["text"]
+    assert [s["name"] for s in result["sections"]] == ["recent"]
+    for args, needle in [
+        (["--recent-json", "{}"], "--recent-json"),
+        (["--recent-json", '[{"role": "user"}]'], "recent[0].content"),
+        (["--section", "gossip"], "sections[0]"),
+        (["--encoding", "nope"], "encoding"),
+    ]:
+        _assert_one_error_line(cli(db, "context", "q", "--user", "alice", *args), 2, needle)
+
+
+def test_reindex_and_extract_take_a_batch_size(db: Path) -> None:
+    for i in range(3):
+        add(db, f"I like tea number {i}")
+    stored = ok(db, "stats")["memories"]  # the messages and their facts' sentences
+    assert stored > 3 and ok(db, "reindex", "--batch-size", "2")["reindexed"] == stored
+    assert ok(db, "extract", "--batch-size", "2") == {"facts_added": 0}
+    assert cli(db, "reindex", "--batch-size", "0").exit_code == 2
+
+
 def _command_names(command: Any, prefix: str = "") -> list[str]:
     """Every runnable command ("add", "bench locomo", ...); groups are walked, not listed."""
     subcommands = getattr(command, "commands", None)

@@ -3,13 +3,15 @@ query) and ``mnemolayer bench context`` (LoCoMo: is each question's evidence in 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import typer
 
 from mnemolayer.cli._common import SessionOpt, UserOpt, _emit, _open, _say, _state, app
 from mnemolayer.cli.bench import BenchEmbedder, CacheOpt, DataPath, OutOpt, WorkdirOpt, bench_app
+from mnemolayer.errors import ValidationError
 
 Format = Literal["markdown", "json"]
 BudgetOpt = Annotated[int, typer.Option("--budget", help="Token budget (o200k_base).", min=1)]
@@ -23,16 +25,41 @@ def context_command(
     session: SessionOpt = None,
     budget: BudgetOpt = 1500,
     format: Annotated[Format, typer.Option("--format", help="Rendering of the text.")] = "markdown",
+    section: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--section",
+            help="Only this section: profile, facts, episodes, strategies, recent (repeatable).",
+            show_default="all",
+        ),
+    ] = None,
+    recent_json: Annotated[
+        str | None,
+        typer.Option(
+            help='The latest turns, oldest first: [{"role": ..., "content": ..., "time": ...}].',
+            show_default="the --session's saved window",
+        ),
+    ] = None,
+    encoding: Annotated[
+        str | None, typer.Option(help="Token encoding.", show_default="o200k_base")
+    ] = None,
 ) -> None:
     """Print the memories that fit BUDGET tokens for QUERY: profile, relevant facts,
-    recalled episodes and strategies, each with its time. ``--json`` prints the whole
-    result (sections, items, token count)."""
-    from mnemolayer.context.assemble import build_context
-
+    recalled episodes and strategies, each with its time, and the recent turns (the
+    session's saved window, or --recent-json). ``--json`` prints the whole result
+    (sections, items, token count)."""
     state = _state(ctx)
+    recent = _recent(recent_json) if recent_json is not None else None
     with _open(state, create=False) as mem:
-        result = build_context(
-            mem, query, user_id=user, session_id=session, budget_tokens=budget, format=format
+        result = mem.context(
+            query,
+            user_id=user,
+            session_id=session,
+            budget_tokens=budget,
+            format=format,
+            sections=section,
+            recent=recent,
+            counter=encoding,
         )
     if state.json:
         return _emit(result.to_json())
@@ -41,6 +68,27 @@ def context_command(
     typer.echo(result.text)
     _say(state.err, f"{result.tokens} of {result.budget_tokens} tokens ({result.encoding})")
     return None
+
+
+def _recent(raw: str) -> list[tuple[Any, ...]]:
+    """``--recent-json``: a JSON list of ``{"role", "content", "time"}`` objects (or
+    ``[role, content, time]`` lists) as ``Memory.context`` takes them."""
+    try:
+        value: Any = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValidationError("--recent-json", f"not valid JSON ({exc})") from exc
+    if not isinstance(value, list):
+        raise ValidationError("--recent-json", "must be a JSON list of turns")
+    turns: list[tuple[Any, ...]] = []
+    for i, turn in enumerate(value):
+        # Memory.context checks each turn (naming recent[i].role, recent[i].content...).
+        if isinstance(turn, dict):
+            turns.append((turn.get("role"), turn.get("content"), turn.get("time")))
+        elif isinstance(turn, list):
+            turns.append(tuple(turn))
+        else:
+            raise ValidationError(f"--recent-json[{i}]", "must be an object with role and content")
+    return turns
 
 
 @bench_app.command("context")

@@ -53,6 +53,24 @@ def add(
     meta_json: MetaJsonOpt = None,
     importance: ImportanceOpt = None,
     kind: Annotated[str, typer.Option(help="Memory kind.")] = "episodic",
+    session_only: Annotated[
+        bool,
+        typer.Option(
+            "--session-only",
+            help="A temporary memory of --session (required then), deleted when it ends.",
+        ),
+    ] = False,
+    pinned: Annotated[
+        bool, typer.Option("--pinned", help="Pin it: it never decays, expires or is forgotten.")
+    ] = False,
+    expires_at: Annotated[
+        str | None,
+        typer.Option(
+            "--expires-at",
+            help="When it expires (ISO-8601).",
+            show_default="the kind's TTL, else never",
+        ),
+    ] = None,
 ) -> None:
     """Store one memory."""
     state = _state(ctx)
@@ -68,6 +86,9 @@ def add(
             metadata=metadata,
             importance=importance,
             kind=kind,
+            session_only=session_only,
+            pinned=pinned,
+            expires_at=expires_at,
         )
     if state.json:
         return _emit([r.to_json() for r in records])
@@ -93,6 +114,12 @@ def search(
     include_history: Annotated[
         bool, typer.Option("--history", help="Also superseded memories (ranked lower).")
     ] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain", help="Say why each hit ranks where it does (relevance, retention)."
+        ),
+    ] = False,
 ) -> None:
     """Recall the memories most relevant to QUERY."""
     state = _state(ctx)
@@ -109,6 +136,7 @@ def search(
             kinds=kind,
             mode=mode,
             include_history=include_history,
+            explain=explain,
         )
     if state.json:
         return _emit([hit.model_dump(mode="json") for hit in hits])
@@ -118,6 +146,9 @@ def search(
         for rank, hit in enumerate(hits, 1)
     ]
     _print_table(state, columns, rows)
+    if explain:  # one line per hit under the table: too long for a column
+        for rank, hit in enumerate(hits, 1):
+            _say(state.out, f"{rank}. {(hit.explanation or {}).get('summary', '')}")
 
 
 @app.command("list")
@@ -129,15 +160,18 @@ def list_(
     kind: KindOpt = None,
     limit: Annotated[int, typer.Option(help="Page size.")] = 100,
     cursor: Annotated[str | None, typer.Option(help="Cursor from the previous page.")] = None,
+    filter_json: Annotated[str | None, typer.Option(help="Metadata filter as JSON.")] = None,
 ) -> None:
     """List a user's memories, oldest first, one page at a time."""
     state = _state(ctx)
+    filters = _json_object(filter_json, "--filter-json") if filter_json is not None else None
     with _open(state, check_embedder=False, create=False) as mem:
         page = mem.list(
             user_id=user,
             agent_id=agent,
             session_id=session,
             kinds=kind,
+            filters=filters,
             limit=limit,
             cursor=cursor,
         )
@@ -406,13 +440,16 @@ def _parse_lines(lines: IO[str], name: str) -> list[dict[str, Any]]:
     return rows
 
 
+BatchOpt = Annotated[int, typer.Option("--batch-size", help="Memories per transaction.", min=1)]
+
+
 @app.command()
-def reindex(ctx: typer.Context) -> None:
+def reindex(ctx: typer.Context, batch_size: BatchOpt = 64) -> None:
     """Re-embed every memory with the configured embedder (after changing models)."""
     state = _state(ctx)
     # The store may have been embedded with another model: that is why we are here.
     with _open(state, check_embedder=False) as mem, _progress(state, "re-embedding") as progress:
-        count = mem.reindex(progress=progress)
+        count = mem.reindex(progress=progress, batch_size=batch_size)
     if state.json:
         return _emit({"reindexed": count, "embedder": state.embedder})
     _say(state.out, f"re-embedded {count} memories with {state.embedder}")

@@ -117,11 +117,14 @@ def graph(
 def extract(
     ctx: typer.Context,
     user: Annotated[str | None, typer.Option("--user", "-u", help="Only this user.")] = None,
+    batch_size: Annotated[
+        int, typer.Option("--batch-size", help="Messages per transaction.", min=1)
+    ] = 64,
 ) -> None:
     """Mine stored messages that no fact cites yet (older stores, extraction off, imports)."""
     state = _state(ctx)
     with _open(state, extract=True) as mem, _progress(state, "extracting") as progress:
-        added = mem.extract_facts(user_id=user, progress=progress)
+        added = mem.extract_facts(user_id=user, progress=progress, batch_size=batch_size)
     if state.json:
         return _emit({"facts_added": added})
     _say(state.out, f"added {added} facts")

@@ -149,13 +149,21 @@ def session_end(
             max=MAX_SUMMARY_TOKENS,
         ),
     ] = 300,
+    encoding: Annotated[
+        str | None,
+        typer.Option(
+            help="Token encoding of --summary-tokens.", show_default="the window's, o200k_base"
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """End a session: archive its window's turns into episodic memory, write one session
     summary there, and delete its session-only memories. Ending it again does nothing."""
     state = _state(ctx)
     with _open(state, extract=True) as mem:
-        result = mem.end_session(session, user, agent_id=agent, summary_tokens=summary_tokens)
+        result = mem.end_session(
+            session, user, agent_id=agent, summary_tokens=summary_tokens, counter=encoding
+        )
     if state.json or as_json:
         return _emit(result.to_json())
     if result.summary is None and not (result.archived or result.cleared or result.window_closed):

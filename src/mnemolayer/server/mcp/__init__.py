@@ -1,12 +1,15 @@
 """mnemolayer as a Model Context Protocol (MCP) server, built on the official ``mcp`` SDK.
 
-:func:`build_server` exposes one open :class:`~mnemolayer.Memory` to AI assistants
+:func:`build_server` exposes one open :class:`~mnemolayer.Memory` (or
+:class:`~mnemolayer.AsyncMemory`) to AI assistants
 (Claude Desktop, Claude Code, Cursor, ...) as the tools ``add_memory``,
 ``search_memory``, ``get_context``, ``list_memories``, ``delete_memory``, ``get_facts``,
 ``record_outcome``, ``get_strategies``, ``get_history``, ``explain_memory`` and
 ``pin_memory``; ``mnemolayer mcp`` runs it
 over stdio or streamable HTTP (docs/mcp.md). The store is opened once, by the caller,
-and shared by every session: the embedding model loads once per server.
+and shared by every session: the embedding model loads once per server. The tools call
+it through :class:`~mnemolayer.AsyncMemory` (each call in a worker thread), and their
+arguments come from the operations table, :mod:`mnemolayer.server.ops`.
 
 User scoping: each tool takes an optional ``user_id``. A :class:`UserScope` gives the
 default user for calls that name none, and when ``pinned`` refuses calls that name
@@ -25,6 +28,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 from mnemolayer import __version__
+from mnemolayer.aio import AsyncMemory
 from mnemolayer.memory import Memory
 from mnemolayer.server.mcp._tools import MemoryTools, UserScope
 
@@ -40,11 +44,12 @@ mnemolayer is long-term memory about the user, kept across conversations.
 Errors name the argument at fault; fix it and call again."""
 
 
-def build_server(mem: Memory, scope: UserScope | None = None) -> MCPServer[Any]:
+def build_server(mem: Memory | AsyncMemory, scope: UserScope | None = None) -> MCPServer[Any]:
     """An MCP server whose tools read and write ``mem``.
 
     Args:
-        mem: the open store; the caller closes it after the server stops.
+        mem: the open store (a ``Memory`` is wrapped in an ``AsyncMemory``); the caller
+            closes it after the server stops.
         scope: the default user and whether the server is pinned to it; default: no
             default user, every call names its user.
 

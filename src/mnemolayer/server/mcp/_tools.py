@@ -1,26 +1,32 @@
-"""The MCP tools: one async method per tool over one shared :class:`~mnemolayer.Memory`.
+"""The MCP tools: one async method per tool over one shared :class:`~mnemolayer.AsyncMemory`.
 
-A method's docstring is the tool's description and its annotated parameters are the
-tool's input schema, so both are written for the assistant that reads them. Every call
-runs the synchronous ``Memory`` method in a worker thread (``anyio.to_thread``), so a
-slow embedding or SQLite write never stalls the event loop that serves other requests;
-``Memory`` is thread-safe. A mnemolayer error becomes a :class:`ToolError`, which the SDK
-returns as an ``isError`` result carrying the message (it names the bad field), so the
-server keeps serving.
+A method's docstring is the tool's description, written for the assistant that reads
+it. Its input schema is built from the operations table (:mod:`mnemolayer.server.ops`):
+:func:`_tool` gives the method a signature made of the operation's params fields (the
+same names, types, defaults and descriptions as the REST bodies, with this surface's
+own bounds where it has them), ``user_id`` and the tool's own arguments; the SDK reads
+that signature. The method passes the fields on with :meth:`~mnemolayer.server.ops.Op.kwargs`,
+so a field added to the table reaches both the schema and the ``Memory`` call.
+
+Every call runs the synchronous ``Memory`` method in a worker thread (``AsyncMemory``),
+so a slow embedding or SQLite write never stalls the event loop that serves other
+requests; ``Memory`` is thread-safe. A mnemolayer error becomes a :class:`ToolError`,
+which the SDK returns as an ``isError`` result carrying the message (it names the bad
+field), so the server keeps serving.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
+import inspect
+import typing
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
-import anyio.to_thread
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from mnemolayer.context.assemble import SectionName
+from mnemolayer.aio import AsyncMemory
 from mnemolayer.errors import MnemolayerError, ValidationError
 from mnemolayer.lifecycle.explanation import Explanation
 from mnemolayer.memory import Memory
@@ -35,13 +41,12 @@ from mnemolayer.server.mcp._views import (
     SearchResults,
     StrategiesView,
 )
+from mnemolayer.server.ops import OPS, Kind, Op, parameter, parameters
 
-__all__ = ["MemoryTools", "UserScope"]
+__all__ = ["Kind", "MemoryTools", "UserScope"]
 
 R = TypeVar("R")
-
-#: The values of :class:`mnemolayer.models.MemoryKind` (a test keeps them in step).
-Kind = Literal["episodic", "semantic", "preference", "procedural", "summary"]
+F = TypeVar("F", bound=Callable[..., Any])
 
 UserId = Annotated[
     str | None,
@@ -50,18 +55,7 @@ UserId = Annotated[
         "configured user; a server started with --user accepts only that user."
     ),
 ]
-AgentId = Annotated[str | None, Field(description="Narrow to one agent's memories.")]
-SessionId = Annotated[str | None, Field(description="Narrow to one conversation session.")]
-MemoryId = Annotated[str, Field(description="A memory's id, as returned by another tool.")]
-Kinds = Annotated[list[Kind] | None, Field(description="Only these kinds of memory; default all.")]
-Filters = Annotated[
-    dict[str, Any] | None,
-    Field(
-        description='Metadata filter: {"source": "chat"} (equals), {"age": {"gte": 30}}, '
-        '{"tags": {"contains": "food"}}, {"or": [{...}, {...}]}, {"not": {...}}. '
-        "Operators: eq ne gt gte lt lte in nin contains."
-    ),
-]
+_MEMORY_ID = ("memory_id", str, Field(description="A memory's id, as returned by another tool."))
 
 
 @dataclass(frozen=True)
@@ -103,19 +97,49 @@ class UserScope:
         return chosen
 
 
-async def _call(fn: Callable[..., R], /, **kwargs: Any) -> R:
-    """``fn(**kwargs)`` in a worker thread; mnemolayer errors become tool errors."""
-    try:
-        return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
-    except MnemolayerError as exc:
-        raise ToolError(str(exc)) from exc
+def _tool(
+    op: Op,
+    *also: Op,
+    extra: Sequence[tuple[str, Any, Any]] = (),
+    change: dict[str, Any] | None = None,
+) -> Callable[[F], F]:
+    """Give a tool method the signature the SDK turns into its input schema: the tool's
+    ``extra`` arguments and ``op``'s params fields (``change`` replacing some), the
+    required ones first, then ``user_id``, then the optional ones.
+
+    ``extra`` is ``(name, annotation, Field(...))`` triples; ``change`` maps a field to a
+    ``Field(...)`` or ``(annotation, Field(...))`` (see
+    :func:`mnemolayer.server.ops.parameters`). ``also``: other operations the tool calls;
+    each of their fields must be among the tool's arguments (checked at import).
+    """
+    params = [parameter(n, a, i) for n, a, i in extra] + parameters(op, change=change)
+    names = {p.name for p in params}
+    for other in also:
+        missing = set(other.params.model_fields) - names
+        if missing:
+            raise TypeError(f"tool for {op.name} lacks {other.name}'s fields {sorted(missing)}")
+    user = inspect.Parameter(
+        "user_id", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=UserId
+    )
+    ordered = [p for p in params if p.default is p.empty]
+    ordered += [user, *(p for p in params if p.default is not p.empty)]
+
+    def apply(fn: F) -> F:
+        this = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        returns = typing.get_type_hints(fn)["return"]
+        fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [this, *ordered], return_annotation=returns
+        )
+        return fn
+
+    return apply
 
 
 class MemoryTools:
     """The tools, bound to one store and one :class:`UserScope`."""
 
-    def __init__(self, mem: Memory, scope: UserScope) -> None:
-        self.mem = mem
+    def __init__(self, mem: Memory | AsyncMemory, scope: UserScope) -> None:
+        self.mem = mem if isinstance(mem, AsyncMemory) else AsyncMemory.wrap(mem)
         self.scope = scope
 
     def _user(self, user_id: str | None) -> str:
@@ -124,272 +148,164 @@ class MemoryTools:
         except ValidationError as exc:
             raise ToolError(str(exc)) from exc
 
-    async def add_memory(
-        self,
-        content: Annotated[str, Field(description="The text to remember, verbatim.")],
-        user_id: UserId = None,
-        role: Annotated[
-            Literal["user", "assistant", "system"],
-            Field(description="Who said it. Facts are extracted from user messages only."),
-        ] = "user",
-        agent_id: AgentId = None,
-        session_id: SessionId = None,
-        timestamp: Annotated[
-            str | None,
-            Field(
-                description="When it happened, ISO 8601 (e.g. 2024-05-08T14:00:00Z); default now."
+    @staticmethod
+    async def _run(call: Awaitable[R]) -> R:
+        """The awaited call; mnemolayer errors become tool errors."""
+        try:
+            return await call
+        except MnemolayerError as exc:
+            raise ToolError(str(exc)) from exc
+
+    @_tool(
+        OPS["add"],
+        extra=[
+            ("content", str, Field(description="The text to remember, verbatim.")),
+            (
+                "role",
+                Literal["user", "assistant", "system"],
+                Field(
+                    "user", description="Who said it. Facts are extracted from user messages only."
+                ),
             ),
-        ] = None,
-        metadata: Annotated[
-            dict[str, Any] | None, Field(description="Extra JSON data to keep with it.")
-        ] = None,
-        importance: Annotated[
-            float | None, Field(description="How much it matters, 0 to 1 (default 0.5).")
-        ] = None,
+        ],
+        # Unbounded here: the library's own message ("must be in [0, 1]") names the field.
+        change={
+            "importance": Field(
+                None, description="How much it matters, 0 to 1; default estimated from the text."
+            )
+        },
+    )
+    async def add_memory(
+        self, content: str, user_id: str | None = None, role: str = "user", **options: Any
     ) -> MemoryList:
         """Remember something about the user: a fact, preference, plan, event or decision
         they shared, in their words. Facts stated in user messages (where they live, who
         their sister is, what they like) are also extracted into the user's knowledge
         graph (see get_facts). Adding the same text again in the same scope returns the
-        existing memory instead of a duplicate. Returns the stored memory with its id."""
-        records = await _call(
-            self.mem.add,
-            messages={"role": role, "content": content},
-            user_id=self._user(user_id),
-            agent_id=agent_id,
-            session_id=session_id,
-            timestamp=timestamp,
-            metadata=metadata,
-            importance=importance,
+        existing memory instead of a duplicate. pinned=true keeps it for good; expires_at
+        makes it expire; session_only (with session_id) makes it last only until the
+        session ends. Returns the stored memory with its id."""
+        records = await self._run(
+            self.mem.add(
+                {"role": role, "content": content},
+                user_id=self._user(user_id),
+                **OPS["add"].kwargs(options),
+            )
         )
         return MemoryList(memories=[MemoryView.of(r) for r in records])
 
-    async def search_memory(
-        self,
-        query: Annotated[str, Field(description="What to recall, in natural language.")],
-        user_id: UserId = None,
-        limit: Annotated[int, Field(ge=1, le=100, description="At most this many hits.")] = 10,
-        mode: Annotated[
-            Literal["hybrid", "vector", "keyword"],
-            Field(description="hybrid (meaning and words, default), vector or keyword."),
-        ] = "hybrid",
-        threshold: Annotated[
-            float | None, Field(ge=0, le=1, description="Keep hits scoring at least this.")
-        ] = None,
-        kinds: Kinds = None,
-        filters: Filters = None,
-        agent_id: AgentId = None,
-        session_id: SessionId = None,
-        include_history: Annotated[
-            bool, Field(description="Also return memories that are no longer true.")
-        ] = False,
-        explain: Annotated[
-            bool,
-            Field(
-                description="Attach to each hit why it ranks where it does: relevance, "
-                "retention and how they make the final score, with a one-line summary."
-            ),
-        ] = False,
-    ) -> SearchResults:
+    @_tool(
+        OPS["search"],
+        change={
+            "limit": Field(10, ge=1, le=100, description="At most this many hits."),
+            "threshold": Field(None, ge=0, le=1, description="Keep hits scoring at least this."),
+        },
+    )
+    async def search_memory(self, user_id: str | None = None, **options: Any) -> SearchResults:
         """Recall the user's memories most relevant to a query, best first, each with its
         score (0 to 1) and the score's breakdown (vector similarity, keyword match,
         relevance, recency, ...). Use it before answering anything that may depend on
         what the user said earlier. Only current memories unless include_history; with
         explain, each hit also says why it ranks where it does."""
-        hits = await _call(
-            self.mem.search,
-            query=query,
-            user_id=self._user(user_id),
-            agent_id=agent_id,
-            session_id=session_id,
-            limit=limit,
-            filters=filters,
-            threshold=threshold,
-            kinds=kinds,
-            mode=mode,
-            include_history=include_history,
-            explain=explain,
+        hits = await self._run(
+            self.mem.search(user_id=self._user(user_id), **OPS["search"].kwargs(options))
         )
         return SearchResults(hits=[HitView.of_hit(h) for h in hits])
 
-    async def get_context(
-        self,
-        query: Annotated[str, Field(description="The user's message or the task at hand.")],
-        user_id: UserId = None,
-        budget_tokens: Annotated[
-            int, Field(ge=1, le=1_000_000, description="Most tokens the context may cost.")
-        ] = 1500,
-        session_id: SessionId = None,
-        format: Annotated[
-            Literal["markdown", "json"], Field(description="Form of the text.")
-        ] = "markdown",
-        sections: Annotated[
-            list[SectionName] | None,
-            Field(description="Which sections to include, default all."),
-        ] = None,
-    ) -> ContextView:
+    @_tool(OPS["context"])
+    async def get_context(self, user_id: str | None = None, **options: Any) -> ContextView:
         """Everything worth knowing about the user for a query, packed under a token
         budget: their profile, relevant facts, recalled conversations and strategies that
         worked, most useful first, each dated. One call instead of several searches when
-        preparing an answer."""
-        ctx = await _call(
-            self.mem.context,
-            query=query,
-            user_id=self._user(user_id),
-            session_id=session_id,
-            budget_tokens=budget_tokens,
-            format=format,
-            sections=sections,
+        preparing an answer; pass the latest turns as recent to include them too."""
+        ctx = await self._run(
+            self.mem.context(user_id=self._user(user_id), **OPS["context"].kwargs(options))
         )
         return ContextView.of(ctx)
 
-    async def list_memories(
-        self,
-        user_id: UserId = None,
-        limit: Annotated[int, Field(ge=1, le=100, description="Page size.")] = 20,
-        cursor: Annotated[
-            str | None, Field(description="next_cursor of the previous page.")
-        ] = None,
-        kinds: Kinds = None,
-        filters: Filters = None,
-        agent_id: AgentId = None,
-        session_id: SessionId = None,
-    ) -> MemoryList:
+    @_tool(OPS["list"], change={"limit": Field(20, ge=1, le=100, description="Page size.")})
+    async def list_memories(self, user_id: str | None = None, **options: Any) -> MemoryList:
         """List the user's memories, oldest first, one page at a time. To read on, call
         again with cursor set to the returned next_cursor (null on the last page)."""
-        page = await _call(
-            self.mem.list,
-            user_id=self._user(user_id),
-            agent_id=agent_id,
-            session_id=session_id,
-            kinds=kinds,
-            filters=filters,
-            limit=limit,
-            cursor=cursor,
+        page = await self._run(
+            self.mem.list(user_id=self._user(user_id), **OPS["list"].kwargs(options))
         )
         return MemoryList(
             memories=[MemoryView.of(r) for r in page.items], next_cursor=page.next_cursor
         )
 
-    async def delete_memory(self, memory_id: MemoryId, user_id: UserId = None) -> Deleted:
+    @_tool(OPS["delete"], extra=[_MEMORY_ID])
+    async def delete_memory(self, memory_id: str, user_id: str | None = None) -> Deleted:
         """Delete one of the user's memories for good (when they ask to forget something,
         or it is wrong). The facts only it stated are retracted; an audit event stays
         (see get_history). Fails when the user has no memory with that id."""
-        await _call(self.mem.delete, memory_id=memory_id, user_id=self._user(user_id))
+        await self._run(self.mem.delete(memory_id, user_id=self._user(user_id)))
         return Deleted(deleted=memory_id)
 
-    async def get_facts(
-        self,
-        user_id: UserId = None,
-        subject: Annotated[
-            str | None,
-            Field(description='A person or thing by name; "user" is the user; default all.'),
-        ] = None,
-        predicate: Annotated[
-            str | None,
-            Field(
-                description="Only this relation: name, age, lives_in, job, works_at, "
-                "spouse, sister, friend, has_pet, likes, dislikes, prefers, allergic_to, "
-                "diet, hobby, visited, plans, goal, ..."
-            ),
-        ] = None,
-        as_of: Annotated[
-            str | None,
-            Field(description="What was true at this time (ISO 8601); default now."),
-        ] = None,
-        include_history: Annotated[
-            bool, Field(description="Also facts that stopped being true.")
-        ] = False,
-    ) -> FactsView:
+    @_tool(OPS["facts"], OPS["profile"])
+    async def get_facts(self, user_id: str | None = None, **options: Any) -> FactsView:
         """The user's knowledge graph: subject-predicate-object facts learned from what
         they said (each with when it became true and, once replaced, when it stopped), and
         the profile of the subject (default the user): name, relationships, preferences,
         plans and events."""
         uid = self._user(user_id)
-        facts = await _call(
-            self.mem.facts,
-            user_id=uid,
-            subject=subject,
-            predicate=predicate,
-            as_of=as_of,
-            include_history=include_history,
-        )
+        facts = await self._run(self.mem.facts(user_id=uid, **OPS["facts"].kwargs(options)))
+        subject = options.get("subject")
         who = {} if subject is None else {"subject": subject}
-        profile = await _call(self.mem.profile, user_id=uid, **who)
+        profile = await self._run(self.mem.profile(user_id=uid, **who))
         return FactsView(profile=profile, facts=facts)
 
-    async def record_outcome(
-        self,
-        task: Annotated[str, Field(description="What was attempted.")],
-        strategy: Annotated[str, Field(description="How it was attempted.")],
-        success: Annotated[bool, Field(description="Whether it worked.")],
-        detail: Annotated[
-            str | None, Field(description="A note: the error, what went right.")
-        ] = None,
-        user_id: UserId = None,
-        agent_id: AgentId = None,
-        session_id: SessionId = None,
-        outcome_id: Annotated[
-            str | None,
-            Field(description="Idempotency key: recording the same id again is a no-op."),
-        ] = None,
-    ) -> MemoryView:
+    @_tool(OPS["record_outcome"])
+    async def record_outcome(self, user_id: str | None = None, **options: Any) -> MemoryView:
         """Record that a strategy succeeded or failed at a task, so that next time the
         strategies that worked come first (see get_strategies). Call it after finishing
         a task for the user, whether it went well or not."""
-        record = await _call(
-            self.mem.record_outcome,
-            user_id=self._user(user_id),
-            task=task,
-            strategy=strategy,
-            success=success,
-            detail=detail,
-            agent_id=agent_id,
-            session_id=session_id,
-            outcome_id=outcome_id,
+        record = await self._run(
+            self.mem.record_outcome(
+                user_id=self._user(user_id), **OPS["record_outcome"].kwargs(options)
+            )
         )
         return MemoryView.of(record)
 
-    async def get_strategies(
-        self,
-        task: Annotated[
-            str | None,
-            Field(description="The task at hand; omit it for insights over all outcomes."),
-        ] = None,
-        user_id: UserId = None,
-        agent_id: AgentId = None,
-        limit: Annotated[int, Field(ge=1, le=100, description="At most this many.")] = 10,
-    ) -> StrategiesView:
+    @_tool(
+        OPS["strategies"],
+        OPS["reflect"],
+        change={
+            "task": (
+                str | None,
+                Field(
+                    None, description="The task at hand; omit it for insights over all outcomes."
+                ),
+            ),
+            "limit": Field(10, ge=1, le=100, description="At most this many."),
+        },
+    )
+    async def get_strategies(self, user_id: str | None = None, **options: Any) -> StrategiesView:
         """What worked before. With a task: the strategies recorded on similar tasks with
         their successes, failures and success rate, best first. Without: the insights,
         strategies that keep working and ones that keep failing."""
         uid = self._user(user_id)
-        if task is None:
-            insights = await _call(self.mem.reflect, user_id=uid, agent_id=agent_id)
+        if options.get("task") is None:
+            insights = await self._run(
+                self.mem.reflect(user_id=uid, **OPS["reflect"].kwargs(options))
+            )
             return StrategiesView(insights=insights)
-        found = await _call(
-            self.mem.strategies, task=task, user_id=uid, agent_id=agent_id, limit=limit
+        found = await self._run(
+            self.mem.strategies(user_id=uid, **OPS["strategies"].kwargs(options))
         )
         return StrategiesView(strategies=found)
 
-    async def get_history(self, memory_id: MemoryId, user_id: UserId = None) -> HistoryView:
+    @_tool(OPS["history"], extra=[_MEMORY_ID])
+    async def get_history(self, memory_id: str, user_id: str | None = None) -> HistoryView:
         """The audit trail of one of the user's memories, oldest first: when it was added,
         updated, replaced by a newer fact, retracted or deleted, with the content before
         and after. Works for deleted memories too."""
-        events = await _call(self.mem.history, memory_id=memory_id, user_id=self._user(user_id))
+        events = await self._run(self.mem.history(memory_id, user_id=self._user(user_id)))
         return HistoryView(events=events)
 
+    @_tool(OPS["explain"], extra=[_MEMORY_ID])
     async def explain_memory(
-        self,
-        memory_id: MemoryId,
-        user_id: UserId = None,
-        query: Annotated[
-            str | None,
-            Field(
-                description="Also say where the memory ranks for this query, or why "
-                "search leaves it out."
-            ),
-        ] = None,
+        self, memory_id: str, user_id: str | None = None, **options: Any
     ) -> Explanation:
         """Why one of the user's memories is recalled the way it is, or why it is not:
         its retention (how much of it is still remembered; it fades with age unless
@@ -398,18 +314,26 @@ class MemoryTools:
         duplicate or consolidated. With a query, also its rank for that query or why
         search leaves it out. `summary` says it all in one line per point. Use it when
         the user asks why you remember, or forgot, something."""
-        return await _call(
-            self.mem.explain, memory_id=memory_id, user_id=self._user(user_id), query=query
+        return await self._run(
+            self.mem.explain(
+                memory_id, user_id=self._user(user_id), **OPS["explain"].kwargs(options)
+            )
         )
 
+    @_tool(
+        OPS["pin"],
+        OPS["unpin"],
+        extra=[
+            _MEMORY_ID,
+            (
+                "pinned",
+                bool,
+                Field(True, description="true (default) pins the memory; false unpins it."),
+            ),
+        ],
+    )
     async def pin_memory(
-        self,
-        memory_id: MemoryId,
-        pinned: Annotated[
-            bool,
-            Field(description="true (default) pins the memory; false unpins it."),
-        ] = True,
-        user_id: UserId = None,
+        self, memory_id: str, pinned: bool = True, user_id: str | None = None
     ) -> MemoryView:
         """Pin one of the user's memories so that it is kept for good: a pinned memory
         never fades, never expires and is never forgotten or archived by maintenance
@@ -417,7 +341,7 @@ class MemoryTools:
         always remember something. With pinned=false, unpin it: it fades again like any
         other memory. Pinning a pinned memory changes nothing. Returns the memory."""
         call = self.mem.pin if pinned else self.mem.unpin
-        record = await _call(call, memory_id=memory_id, user_id=self._user(user_id))
+        record = await self._run(call(memory_id, user_id=self._user(user_id)))
         return MemoryView.of(record)
 
     #: Every tool, and whether it only reads.

@@ -54,6 +54,12 @@ class MemoryView(_View):
         None, description="Set when a newer memory replaced this one (no longer true)."
     )
     pinned: bool = Field(False, description="Pinned memories never fade, expire or get forgotten.")
+    expires_at: datetime | None = Field(
+        None, description="When it expires (UTC), when it was given an expiry."
+    )
+    session_only: bool = Field(
+        False, description="A temporary memory of its session, deleted when the session ends."
+    )
 
     @classmethod
     def of(cls, record: MemoryRecord) -> MemoryView:
@@ -71,6 +77,8 @@ class MemoryView(_View):
             importance=record.importance,
             superseded_by=record.superseded_by,
             pinned=record.pinned,
+            expires_at=record.expires_at,
+            session_only=record.session_only,
         )
 
 

@@ -22,9 +22,9 @@ __all__ = [
     "Caller",
     "Principal",
     "ServerState",
+    "TenantUser",
     "TenantWide",
     "User",
-    "UserScope",
     "state_of",
 ]
 
@@ -101,8 +101,10 @@ Caller = Annotated[Principal, Depends(get_principal)]
 
 
 @dataclass(frozen=True)
-class UserScope:
-    """A request on one user of the caller's tenant: the store and the user id."""
+class TenantUser:
+    """A request on one user of the caller's tenant: the store and the user id (named
+    apart from the MCP server's :class:`mnemolayer.server.mcp.UserScope`, which says whose
+    memories an MCP server may touch)."""
 
     principal: Principal
     mem: Memory
@@ -113,7 +115,7 @@ class UserScope:
         return self.pool.window_lock(self.principal.tenant, self.user_id, session_id, agent_id)
 
 
-async def user_scope(
+async def tenant_user(
     request: Request,
     who: Caller,
     user_id: Annotated[
@@ -124,7 +126,7 @@ async def user_scope(
             description="The user whose memories these are (the scope of every call).",
         ),
     ],
-) -> UserScope:
+) -> TenantUser:
     """The caller's store and ``user_id``, after checking the key may touch that user.
 
     Raises:
@@ -136,10 +138,10 @@ async def user_scope(
     mem = pool.opened(who.tenant)
     if mem is None:
         mem = await anyio.to_thread.run_sync(pool.get, who.tenant)
-    return UserScope(who, mem, pool, user_id)
+    return TenantUser(who, mem, pool, user_id)
 
 
-User = Annotated[UserScope, Depends(user_scope)]
+User = Annotated[TenantUser, Depends(tenant_user)]
 
 
 async def tenant_wide(who: Caller) -> Principal:

@@ -3,59 +3,54 @@
 Requests reject unknown fields (a typo is a 422 naming it, not a silently ignored
 option), and body numbers, booleans and times are strict: ``"threshold": false``,
 ``"limit": "5"`` or ``"timestamp": 3`` is a 422, as the schema says, not a silent
-conversion. Responses reuse the library's own models (:class:`~mnemolayer.MemoryRecord`,
+conversion. The request bodies of ``Memory`` calls are the params models of
+:mod:`mnemolayer.server.ops` (``SearchBody`` is ``SearchParams``...), where each
+operation is defined once for REST, MCP and the command line. Responses reuse the library's own models (:class:`~mnemolayer.MemoryRecord`,
 :class:`~mnemolayer.Hit`, :class:`~mnemolayer.context.assemble.Context`...) wherever one exists.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
-    computed_field,
-)
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, computed_field
 
 from mnemolayer.layers.procedural.strategies import Insight, Outcome, StrategyStats
 from mnemolayer.lifecycle.maintain import MaintenanceReport
-from mnemolayer.models import Entity, Fact, HistoryEvent, Hit, MemoryKind, MemoryRecord
+from mnemolayer.models import Entity, Fact, HistoryEvent, Hit, MemoryRecord
 from mnemolayer.privacy.erasure import DeletionReceipt
+from mnemolayer.server import ops
+from mnemolayer.server.ops import Id, RecentTurn, Timestamp
 from mnemolayer.server.rest.keys import ApiKey
 
 __all__ = [
-    "AddRequest",
+    "AddBody",
     "ApiKey",
-    "ContextRequest",
+    "ContextBody",
     "CountResponse",
     "DeletionResponse",
     "EntitiesResponse",
     "ExportResponse",
     "FactOut",
     "FactsResponse",
-    "FeedbackRequest",
+    "FeedbackBody",
     "HistoryResponse",
-    "ImportRequest",
+    "ImportBody",
     "InsightsResponse",
     "KeyCreateRequest",
     "KeyCreated",
     "KeysResponse",
-    "MaintainRequest",
+    "MaintainBody",
     "MaintenanceResponse",
     "MemoriesResponse",
     "MessageIn",
     "NeighborsResponse",
-    "OutcomeRequest",
+    "OutcomeBody",
     "OutcomesResponse",
     "ProfileResponse",
-    "SearchRequest",
+    "RecentTurn",
+    "SearchBody",
     "SearchResponse",
     "SessionEndResponse",
     "SessionInfoOut",
@@ -67,30 +62,13 @@ __all__ = [
     "Timestamp",
     "TurnRequest",
     "TurnResponse",
-    "UpdateRequest",
+    "UpdateBody",
     "WhoAmI",
     "WindowMessage",
     "WindowResponse",
 ]
 
-Id = Annotated[str, Field(min_length=1, max_length=256)]
-_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
-
-
-def _time_text(value: Any) -> Any:
-    # pydantic would read a number, or a string of digits (a query parameter), as Unix
-    # seconds; the schema promises an ISO 8601 date-time.
-    if isinstance(value, datetime):
-        return value
-    if not isinstance(value, str) or _NUMBER.fullmatch(value.strip()):
-        raise ValueError("must be an ISO 8601 date-time string, not a number")
-    return value
-
-
-#: A request time: an ISO 8601 string (naive → UTC), never Unix seconds.
-Timestamp = Annotated[datetime, BeforeValidator(_time_text)]
 Role = Literal["user", "assistant", "system", "tool"]
-Section = Literal["profile", "facts", "episodes", "strategies", "recent"]
 
 
 class _In(BaseModel):
@@ -115,22 +93,12 @@ class MessageIn(_In):
     metadata: dict[str, Any] | None = None
 
 
-class AddRequest(_In):
-    """Store one text (``content``) or a list of messages (``messages``): give one of them."""
+class AddBody(ops.AddParams):
+    """Store one text (``content``) or a list of messages (``messages``): give one of them
+    (``Memory.add``)."""
 
     content: str | None = Field(None, description="One user message as plain text.")
     messages: list[MessageIn] | None = Field(None, min_length=1, max_length=10_000)
-    agent_id: Id | None = None
-    session_id: Id | None = None
-    timestamp: Timestamp | None = Field(None, description="When it happened; default now.")
-    metadata: dict[str, Any] | None = None
-    importance: StrictFloat | None = Field(
-        None, ge=0.0, le=1.0, description="How much it matters; default estimated from the text."
-    )
-    kind: MemoryKind = MemoryKind.EPISODIC
-    pinned: StrictBool = Field(
-        False, description="Pin the new records: they never decay, expire or get forgotten."
-    )
 
 
 class MemoriesResponse(_Out):
@@ -139,23 +107,8 @@ class MemoriesResponse(_Out):
     items: list[MemoryRecord]
 
 
-class SearchRequest(_In):
+class SearchBody(ops.SearchParams):
     """Hybrid recall within one user's memories (``Memory.search``)."""
-
-    query: str
-    agent_id: Id | None = None
-    session_id: Id | None = None
-    limit: StrictInt = Field(10, ge=0, le=1000)
-    filters: dict[str, Any] | None = Field(None, description="Metadata filter.")
-    threshold: StrictFloat | None = Field(None, description="Keep hits scoring at least this.")
-    kinds: list[MemoryKind] | None = None
-    mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
-    include_history: StrictBool = Field(
-        False, description="Also superseded memories, ranked lower."
-    )
-    explain: StrictBool = Field(
-        False, description="Attach to each hit why it ranks where it does (`explanation`)."
-    )
 
 
 class SearchResponse(_Out):
@@ -164,12 +117,8 @@ class SearchResponse(_Out):
     hits: list[Hit]
 
 
-class UpdateRequest(_In):
+class UpdateBody(ops.UpdateParams):
     """What to change: content (re-indexed), metadata (replaced whole), importance."""
-
-    content: str | None = None
-    metadata: dict[str, Any] | None = None
-    importance: StrictFloat | None = Field(None, ge=0.0, le=1.0)
 
 
 class HistoryResponse(_Out):
@@ -198,10 +147,8 @@ class ExportResponse(_Out):
     rows: list[dict[str, Any]]
 
 
-class ImportRequest(_In):
+class ImportBody(ops.ImportRowsParams):
     """Rows from ``GET /export`` (or ``mnemolayer export``); every row of one user."""
-
-    rows: list[dict[str, Any]] = Field(max_length=1_000_000)
 
 
 class StatsResponse(_Out):
@@ -227,14 +174,8 @@ class StatsResponse(_Out):
 # -- lifecycle ------------------------------------------------------------------------------
 
 
-class MaintainRequest(_In):
+class MaintainBody(ops.MaintainParams):
     """One maintenance pass over the user's memories (``Memory.maintain``)."""
-
-    now: Timestamp | None = Field(
-        None,
-        description="Judge expiry and retention at this time (naive → UTC); default now.",
-    )
-    dry_run: StrictBool = Field(False, description="Count what would change; write nothing.")
 
 
 class MaintenanceResponse(MaintenanceReport):
@@ -306,50 +247,19 @@ class ProfileResponse(_Out):
     updated_at: datetime | None
 
 
-class FeedbackRequest(_In):
+class FeedbackBody(ops.FeedbackParams):
     """How the user reacted to something the agent did (``Memory.learn_from_feedback``)."""
-
-    action: str
-    feedback: str = Field(description="A polarity (positive, -1, 👍...) or the user's words.")
-    session_id: Id | None = None
-    timestamp: Timestamp | None = None
 
 
 # -- context and procedural memory ----------------------------------------------------------
 
 
-class RecentTurn(_In):
-    role: str
-    content: str
-    time: Timestamp | None = None
-
-
-class ContextRequest(_In):
+class ContextBody(ops.ContextParams):
     """A token-budgeted context for ``query`` (``Memory.context``)."""
 
-    query: str
-    session_id: Id | None = Field(
-        None, description="With no `recent`, the session's saved window is the recent section."
-    )
-    budget_tokens: StrictInt = Field(1500, ge=1, le=1_000_000)
-    format: Literal["markdown", "json"] = "markdown"
-    sections: list[Section] | None = None
-    recent: list[RecentTurn] | None = None
-    encoding: str | None = Field(None, description="Token encoding (default o200k_base).")
 
-
-class OutcomeRequest(_In):
+class OutcomeBody(ops.OutcomeParams):
     """That a strategy succeeded or failed at a task (``Memory.record_outcome``)."""
-
-    task: str
-    strategy: str
-    success: StrictBool
-    detail: str | None = None
-    agent_id: Id | None = None
-    session_id: Id | None = None
-    timestamp: Timestamp | None = None
-    outcome_id: Id | None = Field(None, description="Idempotency key.")
-    metadata: dict[str, Any] | None = None
 
 
 class OutcomesResponse(_Out):

@@ -10,18 +10,19 @@ from fastapi import APIRouter, Path, Query
 
 from mnemolayer.context.assemble import Context
 from mnemolayer.models import MemoryRecord
+from mnemolayer.server.ops import OPS
 from mnemolayer.server.rest.deps import User
 from mnemolayer.server.rest.errors import ERROR_RESPONSES
 from mnemolayer.server.rest.schemas import (
-    ContextRequest,
+    ContextBody,
     EntitiesResponse,
     FactOut,
     FactsResponse,
-    FeedbackRequest,
+    FeedbackBody,
     InsightsResponse,
     Neighbor,
     NeighborsResponse,
-    OutcomeRequest,
+    OutcomeBody,
     OutcomesResponse,
     ProfileResponse,
     StrategiesResponse,
@@ -30,17 +31,25 @@ from mnemolayer.server.rest.schemas import (
 
 router = APIRouter(prefix="/v1/users/{user_id}", responses=ERROR_RESPONSES)
 
-Agent = Annotated[str | None, Query(min_length=1, max_length=256)]
-Text = Annotated[str, Query(min_length=1, max_length=2000)]
+_FACTS = OPS["facts"]
+_NEIGHBORS = OPS["neighbors"]
+_STRATEGIES = OPS["strategies"]
+Agent = Annotated[
+    str | None, Query(min_length=1, max_length=256, description=OPS["outcomes"].doc("agent_id"))
+]
 
 
 @router.get("/facts", response_model=FactsResponse, tags=["semantic"])
 def list_facts(
     ctx: User,
-    subject: Annotated[str | None, Query(max_length=2000, description="Entity name.")] = None,
-    predicate: Annotated[str | None, Query(max_length=200)] = None,
-    as_of: Annotated[Timestamp | None, Query(description="What was true then.")] = None,
-    include_history: bool = False,
+    subject: Annotated[
+        str | None, Query(max_length=2000, description=_FACTS.doc("subject"))
+    ] = None,
+    predicate: Annotated[
+        str | None, Query(max_length=200, description=_FACTS.doc("predicate"))
+    ] = None,
+    as_of: Annotated[Timestamp | None, Query(description=_FACTS.doc("as_of"))] = None,
+    include_history: Annotated[bool, Query(description=_FACTS.doc("include_history"))] = False,
 ) -> FactsResponse:
     """Facts of the user's knowledge graph (``Memory.facts``): what is true now, or
     ``as_of`` a time, or every fact ever recorded with ``include_history``."""
@@ -64,8 +73,8 @@ def list_entities(ctx: User) -> EntitiesResponse:
 def entity_neighbors(
     ctx: User,
     name: Annotated[str, Path(min_length=1, max_length=2000, description="Entity name or alias.")],
-    depth: Annotated[int, Query(ge=1, le=5)] = 1,
-    include_history: bool = False,
+    depth: Annotated[int, Query(ge=1, le=5, description=_NEIGHBORS.doc("depth"))] = 1,
+    include_history: Annotated[bool, Query(description=_NEIGHBORS.doc("include_history"))] = False,
 ) -> NeighborsResponse:
     """Entities within ``depth`` hops of an entity and the facts linking them."""
     found = ctx.mem.neighbors(
@@ -82,7 +91,7 @@ def entity_neighbors(
 def user_profile(
     ctx: User,
     subject: Annotated[
-        str, Query(min_length=1, max_length=2000, description="A person; default the user.")
+        str, Query(min_length=1, max_length=2000, description=OPS["profile"].doc("subject"))
     ] = "user",
 ) -> ProfileResponse:
     """What is currently known about a person (``Memory.profile``), grouped."""
@@ -90,51 +99,26 @@ def user_profile(
 
 
 @router.post("/feedback", status_code=201, response_model=FactsResponse, tags=["semantic"])
-def learn_from_feedback(ctx: User, body: FeedbackRequest) -> FactsResponse:
+def learn_from_feedback(ctx: User, body: FeedbackBody) -> FactsResponse:
     """Record a preference learned from the user's reaction (``Memory.learn_from_feedback``);
     returns the facts now current because of it."""
     facts = ctx.mem.learn_from_feedback(
-        user_id=ctx.user_id,
-        action=body.action,
-        feedback=body.feedback,
-        session_id=body.session_id,
-        timestamp=body.timestamp,
+        user_id=ctx.user_id, **OPS["learn_from_feedback"].kwargs(body)
     )
     return FactsResponse(facts=[FactOut.of(f) for f in facts])
 
 
 @router.post("/context", response_model=Context, tags=["context"])
-def build_context(ctx: User, body: ContextRequest) -> Context:
+def build_context(ctx: User, body: ContextBody) -> Context:
     """A token-budgeted context for a query (``Memory.context``): profile, relevant facts
     and episodes, strategies and the recent turns, within ``budget_tokens``."""
-    recent = [(t.role, t.content, t.time) for t in body.recent] if body.recent is not None else None
-    return ctx.mem.context(
-        body.query,
-        user_id=ctx.user_id,
-        session_id=body.session_id,
-        budget_tokens=body.budget_tokens,
-        format=body.format,
-        sections=body.sections,
-        recent=recent,
-        counter=body.encoding,
-    )
+    return ctx.mem.context(user_id=ctx.user_id, **OPS["context"].kwargs(body))
 
 
 @router.post("/outcomes", status_code=201, response_model=MemoryRecord, tags=["procedural"])
-def record_outcome(ctx: User, body: OutcomeRequest) -> MemoryRecord:
+def record_outcome(ctx: User, body: OutcomeBody) -> MemoryRecord:
     """Record that a strategy succeeded or failed at a task (``Memory.record_outcome``)."""
-    return ctx.mem.record_outcome(
-        user_id=ctx.user_id,
-        task=body.task,
-        strategy=body.strategy,
-        success=body.success,
-        detail=body.detail,
-        agent_id=body.agent_id,
-        session_id=body.session_id,
-        timestamp=body.timestamp,
-        outcome_id=body.outcome_id,
-        metadata=body.metadata,
-    )
+    return ctx.mem.record_outcome(user_id=ctx.user_id, **OPS["record_outcome"].kwargs(body))
 
 
 @router.get("/outcomes", response_model=OutcomesResponse, tags=["procedural"])
@@ -146,9 +130,9 @@ def list_outcomes(ctx: User, agent_id: Agent = None) -> OutcomesResponse:
 @router.get("/strategies", response_model=StrategiesResponse, tags=["procedural"])
 def list_strategies(
     ctx: User,
-    task: Text,
+    task: Annotated[str, Query(min_length=1, max_length=2000, description=_STRATEGIES.doc("task"))],
     agent_id: Agent = None,
-    limit: Annotated[int, Query(ge=0, le=1000)] = 10,
+    limit: Annotated[int, Query(ge=0, le=1000, description=_STRATEGIES.doc("limit"))] = 10,
 ) -> StrategiesResponse:
     """Strategies tried on tasks similar to ``task``, best track record first."""
     found = ctx.mem.strategies(task, user_id=ctx.user_id, agent_id=agent_id, limit=limit)

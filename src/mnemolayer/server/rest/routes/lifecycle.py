@@ -16,21 +16,16 @@ from fastapi import APIRouter, Query
 
 from mnemolayer.lifecycle.explanation import Explanation
 from mnemolayer.models import MemoryRecord
+from mnemolayer.server.ops import OPS
 from mnemolayer.server.rest.deps import User
 from mnemolayer.server.rest.errors import ERROR_RESPONSES
 from mnemolayer.server.rest.routes.memories import MemoryId
-from mnemolayer.server.rest.schemas import MaintainRequest, MaintenanceResponse
+from mnemolayer.server.rest.schemas import MaintainBody, MaintenanceResponse
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["lifecycle"], responses=ERROR_RESPONSES)
 
 ExplainQuery = Annotated[
-    str | None,
-    Query(
-        min_length=1,
-        max_length=2000,
-        description="Also rank the memory for this query and say where it lands, or why "
-        "search leaves it out.",
-    ),
+    str | None, Query(min_length=1, max_length=2000, description=OPS["explain"].doc("query"))
 ]
 
 
@@ -73,11 +68,11 @@ def restore_memory(ctx: User, memory_id: MemoryId) -> MemoryRecord:
 
 
 @router.post("/maintain", response_model=MaintenanceResponse)
-def maintain_user(ctx: User, body: MaintainRequest | None = None) -> MaintenanceResponse:
+def maintain_user(ctx: User, body: MaintainBody | None = None) -> MaintenanceResponse:
     """One maintenance pass over the user's memories (``Memory.maintain``): delete the
     expired, merge near-duplicates, consolidate what was said in 3+ interactions, and
     archive faded memories that do not matter. Idempotent: a second pass right after
     reports zero ``changes``. With ``dry_run``, counts without writing."""
-    req = body if body is not None else MaintainRequest()
-    report = ctx.mem.maintain(user_id=ctx.user_id, now=req.now, dry_run=req.dry_run)
+    req = body if body is not None else MaintainBody()
+    report = ctx.mem.maintain(user_id=ctx.user_id, **OPS["maintain"].kwargs(req))
     return MaintenanceResponse.of(report)

@@ -14,31 +14,36 @@ from fastapi import APIRouter, Path, Query, Response
 
 from mnemolayer.errors import ValidationError
 from mnemolayer.models import MemoryKind, MemoryPage, MemoryRecord
+from mnemolayer.server.ops import OPS
 from mnemolayer.server.rest.deps import User
 from mnemolayer.server.rest.errors import ERROR_RESPONSES
 from mnemolayer.server.rest.schemas import (
-    AddRequest,
+    AddBody,
     CountResponse,
     DeletionResponse,
     ExportResponse,
     HistoryResponse,
-    ImportRequest,
+    ImportBody,
     MemoriesResponse,
-    SearchRequest,
+    SearchBody,
     SearchResponse,
     StatsResponse,
-    UpdateRequest,
+    UpdateBody,
 )
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["memories"], responses=ERROR_RESPONSES)
 
 MemoryId = Annotated[str, Path(pattern=r"^[0-9A-Za-z_\-:.]{1,128}$", description="A memory id.")]
-Scope = Annotated[str | None, Query(min_length=1, max_length=256)]
+_LIST = OPS["list"]
+_DELETE_ALL = OPS["delete_all"]
 
 
 @router.post("/memories", status_code=201, response_model=MemoriesResponse)
-def add_memories(body: AddRequest, ctx: User) -> MemoriesResponse:
-    """Store a text or a list of messages (``Memory.add``); idempotent per content and scope."""
+def add_memories(body: AddBody, ctx: User) -> MemoriesResponse:
+    """Store a text or a list of messages (``Memory.add``); idempotent per content and
+    scope. ``pinned`` pins the new records, ``expires_at`` sets when they expire, and
+    ``session_only`` (with ``session_id``) makes them temporary memories of the session,
+    deleted when it ends."""
     if (body.content is None) == (body.messages is None):
         raise ValidationError("messages", "give either content (one text) or messages (a list)")
     messages: Any = (
@@ -46,37 +51,15 @@ def add_memories(body: AddRequest, ctx: User) -> MemoriesResponse:
         if body.content is not None
         else [m.model_dump(exclude_none=True) for m in body.messages or []]
     )
-    records = ctx.mem.add(
-        messages,
-        user_id=ctx.user_id,
-        agent_id=body.agent_id,
-        session_id=body.session_id,
-        timestamp=body.timestamp,
-        metadata=body.metadata,
-        importance=body.importance,
-        kind=body.kind.value,
-        pinned=body.pinned,
-    )
+    records = ctx.mem.add(messages, user_id=ctx.user_id, **OPS["add"].kwargs(body))
     return MemoriesResponse(items=records)
 
 
 @router.post("/search", response_model=SearchResponse)
-def search_memories(body: SearchRequest, ctx: User) -> SearchResponse:
+def search_memories(body: SearchBody, ctx: User) -> SearchResponse:
     """Hybrid recall (``Memory.search``): hits best first, with the score breakdown; with
     ``explain``, each hit's ``explanation`` says why it ranks where it does."""
-    hits = ctx.mem.search(
-        body.query,
-        user_id=ctx.user_id,
-        agent_id=body.agent_id,
-        session_id=body.session_id,
-        limit=body.limit,
-        filters=body.filters,
-        threshold=body.threshold,
-        kinds=[k.value for k in body.kinds] if body.kinds else None,
-        mode=body.mode,
-        include_history=body.include_history,
-        explain=body.explain,
-    )
+    hits = ctx.mem.search(user_id=ctx.user_id, **OPS["search"].kwargs(body))
     return SearchResponse(hits=hits)
 
 
@@ -95,14 +78,19 @@ def _filters(raw: str | None) -> dict[str, Any] | None:
 @router.get("/memories", response_model=MemoryPage)
 def list_memories(
     ctx: User,
-    agent_id: Scope = None,
-    session_id: Scope = None,
-    kind: Annotated[list[MemoryKind] | None, Query(description="Repeatable.")] = None,
-    filters: Annotated[str | None, Query(description="Metadata filter as JSON.")] = None,
-    limit: Annotated[int, Query(ge=0, le=1000, description="Page size.")] = 100,
-    cursor: Annotated[
-        str | None, Query(description="`next_cursor` of the previous page.", max_length=128)
+    agent_id: Annotated[
+        str | None, Query(min_length=1, max_length=256, description=_LIST.doc("agent_id"))
     ] = None,
+    session_id: Annotated[
+        str | None, Query(min_length=1, max_length=256, description=_LIST.doc("session_id"))
+    ] = None,
+    kind: Annotated[
+        list[MemoryKind] | None,
+        Query(description=_LIST.doc("kinds") + " Repeatable: kind=episodic&kind=semantic."),
+    ] = None,
+    filters: Annotated[str | None, Query(description=_LIST.doc("filters") + " As JSON.")] = None,
+    limit: Annotated[int, Query(ge=0, le=1000, description=_LIST.doc("limit"))] = 100,
+    cursor: Annotated[str | None, Query(description=_LIST.doc("cursor"), max_length=128)] = None,
 ) -> MemoryPage:
     """A user's memories, oldest first, a page at a time (``Memory.list``)."""
     return ctx.mem.list(
@@ -118,7 +106,14 @@ def list_memories(
 
 @router.delete("/memories", response_model=DeletionResponse)
 def delete_all_memories(
-    ctx: User, agent_id: Scope = None, session_id: Scope = None
+    ctx: User,
+    agent_id: Annotated[
+        str | None, Query(min_length=1, max_length=256, description=_DELETE_ALL.doc("agent_id"))
+    ] = None,
+    session_id: Annotated[
+        str | None,
+        Query(min_length=1, max_length=256, description=_DELETE_ALL.doc("session_id")),
+    ] = None,
 ) -> DeletionResponse:
     """Delete every memory of the user, or of one agent or session (``Memory.delete_all``),
     and return the deletion receipt: counts removed per table and index, what a re-check
@@ -140,15 +135,9 @@ def get_memory(ctx: User, memory_id: MemoryId) -> MemoryRecord:
 
 
 @router.patch("/memories/{memory_id}", response_model=MemoryRecord)
-def update_memory(ctx: User, memory_id: MemoryId, body: UpdateRequest) -> MemoryRecord:
+def update_memory(ctx: User, memory_id: MemoryId, body: UpdateBody) -> MemoryRecord:
     """Change content, metadata or importance (``Memory.update``); history keeps the old."""
-    return ctx.mem.update(
-        memory_id,
-        content=body.content,
-        metadata=body.metadata,
-        importance=body.importance,
-        user_id=ctx.user_id,
-    )
+    return ctx.mem.update(memory_id, user_id=ctx.user_id, **OPS["update"].kwargs(body))
 
 
 @router.delete("/memories/{memory_id}", status_code=204, response_class=Response)
@@ -171,7 +160,7 @@ def export_user(ctx: User) -> ExportResponse:
 
 
 @router.post("/import", response_model=CountResponse)
-def import_user(ctx: User, body: ImportRequest) -> CountResponse:
+def import_user(ctx: User, body: ImportBody) -> CountResponse:
     """Import export rows into this user (``Memory.import_rows``); rows of another user
     are refused (422 naming ``rows[i].user_id``). Importing twice changes nothing."""
     for i, row in enumerate(body.rows):

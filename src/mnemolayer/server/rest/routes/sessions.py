@@ -14,7 +14,8 @@ from fastapi import APIRouter, Path, Query, Response
 
 from mnemolayer import _validate as v
 from mnemolayer.layers.working.window import WorkingMemory, WorkingMessage
-from mnemolayer.server.rest.deps import User, UserScope
+from mnemolayer.server.ops import OPS
+from mnemolayer.server.rest.deps import TenantUser, User
 from mnemolayer.server.rest.errors import ERROR_RESPONSES
 from mnemolayer.server.rest.schemas import (
     ChatMessage,
@@ -43,14 +44,16 @@ Agent = Annotated[str | None, Query(min_length=1, max_length=256)]
 MessageId = Annotated[
     str, Path(pattern=r"^[0-9A-Za-z_\-:.]{1,128}$", description="A window message id.")
 ]
-SummaryTokens = Annotated[
-    int, Query(ge=16, le=100_000, description="The session summary's budget, in tokens.")
+_END = OPS["end_session"]
+SummaryTokens = Annotated[int, Query(ge=16, le=100_000, description=_END.doc("summary_tokens"))]
+Encoding = Annotated[
+    str | None, Query(min_length=1, max_length=200, description=_END.doc("encoding"))
 ]
 _DEFAULT_BUDGET = 4000
 
 
 def _open(
-    ctx: UserScope, session_id: str, agent_id: str | None, budget: int | None = None
+    ctx: TenantUser, session_id: str, agent_id: str | None, budget: int | None = None
 ) -> WorkingMemory:
     """The window, with its saved budget and encoding unless ``budget`` is given."""
     user_id = v.scope_id(ctx.user_id, "user_id", required=True)
@@ -154,14 +157,22 @@ def list_sessions(ctx: User) -> SessionsResponse:
 
 @router.post("/end", response_model=SessionEndResponse)
 def end_session(
-    ctx: User, session_id: SessionId, agent_id: Agent = None, summary_tokens: SummaryTokens = 300
+    ctx: User,
+    session_id: SessionId,
+    agent_id: Agent = None,
+    summary_tokens: SummaryTokens = 300,
+    encoding: Encoding = None,
 ) -> SessionEndResponse:
     """End the session: archive the window's pending turns, store one session summary in
     episodic memory, delete the session's session-only memories and close the window.
     Ending an ended (or unknown) session changes nothing and reports zeros."""
     with ctx.window_lock(session_id, agent_id):
         end = ctx.mem.end_session(
-            session_id, ctx.user_id, agent_id=agent_id, summary_tokens=summary_tokens
+            session_id,
+            ctx.user_id,
+            agent_id=agent_id,
+            summary_tokens=summary_tokens,
+            counter=encoding,
         )
     return SessionEndResponse(
         session_id=end.session_id, user_id=end.user_id, agent_id=end.agent_id,
