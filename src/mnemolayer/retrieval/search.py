@@ -31,14 +31,14 @@ from mnemolayer.config import RetrievalConfig
 from mnemolayer.embed.base import Embedder
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.lifecycle.decay import explain_retention, rank_score, reinforce, retention_many
-from mnemolayer.lifecycle.expiry import expired_where
 from mnemolayer.models import Hit, MemoryRecord
-from mnemolayer.query import Filter, compile_postgres, compile_sqlite, compile_udf
+from mnemolayer.query import Scope
 from mnemolayer.retrieval import fusion
 from mnemolayer.retrieval.ann import AnnConfig, LazyCosines, UserAnn, ann_candidates
 from mnemolayer.retrieval.bm25 import bm25_scores, idf
 from mnemolayer.store.graph import GraphStore, normalize_name
 from mnemolayer.store.sqlite.store import RankSignals, SQLiteStore
+from mnemolayer.store.where import active_where, scope_where
 from mnemolayer.text.terms import fts_match_expression, query_terms
 
 __all__ = [
@@ -52,72 +52,6 @@ __all__ = [
 ]
 
 Mode = Literal["hybrid", "vector", "keyword"]
-
-
-@dataclass(frozen=True)
-class Scope:
-    """Which records a read may see: always one user, optionally narrower."""
-
-    user_id: str
-    agent_id: str | None = None
-    session_id: str | None = None
-    kinds: tuple[str, ...] | None = None
-    filter: Filter | None = None
-    #: The store is encrypted: the metadata filter runs in Python on decrypted metadata.
-    encrypted: bool = False
-    #: The store's SQL dialect (``store.dialect``): how the metadata filter is compiled.
-    dialect: str = "sqlite"
-
-
-def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
-    """SQL boolean expression (and its parameters) for ``scope`` minus ``user_id``, over
-    the ``memories`` table aliased by ``prefix`` (``"m."`` or ``""``)."""
-    parts: list[str] = []
-    params: list[Any] = []
-    if scope.agent_id is not None:
-        parts.append(f"{prefix}agent_id = ?")
-        params.append(scope.agent_id)
-    if scope.session_id is not None:
-        parts.append(f"{prefix}session_id = ?")
-        params.append(scope.session_id)
-    if scope.kinds:
-        parts.append(f"{prefix}kind IN ({','.join('?' * len(scope.kinds))})")
-        params.extend(scope.kinds)
-    if scope.filter is not None:
-        if scope.encrypted:
-            sql, fparams = compile_udf(scope.filter, prefix)
-        elif scope.dialect == "postgres":
-            sql, fparams = compile_postgres(scope.filter, column=f"{prefix}metadata")
-        else:
-            sql, fparams = compile_sqlite(scope.filter, column=f"{prefix}metadata")
-        parts.append(f"({sql})")
-        params.extend(fparams)
-    return (" AND ".join(parts) or "1"), params
-
-
-def active_where(
-    now: datetime,
-    prefix: str = "",
-    *,
-    include_history: bool = False,
-    lifecycle: LifecycleConfig | None = None,
-) -> tuple[str, list[Any]]:
-    """SQL (and its parameters) that excludes expired, archived and merged records, and
-    superseded ones unless ``include_history``.
-
-    Expired means past the *effective* expiry: the record's own ``expires_at``, else its
-    kind's ``lifecycle.ttl_days`` (:func:`~mnemolayer.lifecycle.expiry.expired_where`,
-    the same condition maintenance deletes by). ``lifecycle=None`` applies no default
-    TTL (only the records' own ``expires_at``). A pinned record never expires (nor does
-    maintenance delete it)."""
-    expired, params = expired_where(now, lifecycle, prefix)
-    active = (
-        f"({prefix}pinned = 1 OR NOT {expired}) "
-        f"AND {prefix}archived_at IS NULL AND {prefix}merged_into IS NULL"
-    )
-    if include_history:
-        return active, params
-    return f"{active} AND {prefix}superseded_by IS NULL", params
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -191,10 +125,18 @@ class VectorCache:
         link_current = np.array([cur for _, _, cur in known], dtype=bool)
         closed = frozenset(f for f, _, cur in links if not cur)
         entry = _UserVectors(
-            gen, rowids, matrix, unique, starts, neighbours,
-            link_fact, link_source, link_current, closed,
+            gen,
+            rowids,
+            matrix,
+            unique,
+            starts,
+            neighbours,
+            link_fact,
+            link_source,
+            link_current,
+            closed,
             GraphStore(self._store).entity_names(user_id),
-        )  # fmt: skip
+        )
         if cached is not None:  # the index follows the changes (retrieval.ann)
             entry.ann = cached.ann
         with self._lock:
@@ -319,30 +261,13 @@ class Searcher:
     def _allowed(self, req: SearchRequest) -> tuple[bool, np.ndarray] | None:
         """Which rowids vector search may return: ``(True, ids)`` only these, ``(False, ids)``
         all but these, ``None`` all of the user's."""
-        where, params = scope_where(req.scope)
-        act, act_params = active_where(
-            req.now, include_history=req.include_history, lifecycle=req.lifecycle
+        allowed = self.store.recall_allowed(
+            req.scope, now=req.now, include_history=req.include_history, lifecycle=req.lifecycle
         )
-        if where == "1":
-            # Fast path: only inactive records need excluding; without default TTLs those
-            # are in the partial index of inactive records.
-            maybe = (
-                "expires_at IS NOT NULL OR superseded_by IS NOT NULL "
-                "OR archived_at IS NOT NULL OR merged_into IS NOT NULL"
-            )
-            if req.lifecycle.ttl_days:
-                maybe += f" OR kind IN ({','.join('?' * len(req.lifecycle.ttl_days))})"
-            inactive = self.store.rowids(
-                f"user_id = ? AND ({maybe}) AND NOT ({act})",
-                [req.scope.user_id, *(k.value for k in req.lifecycle.ttl_days), *act_params],
-            )
-            if not inactive:
-                return None
-            return False, np.fromiter(inactive, dtype=np.int64, count=len(inactive))
-        ids = self.store.rowids(
-            f"user_id = ? AND {where} AND {act}", [req.scope.user_id, *params, *act_params]
-        )
-        return True, np.fromiter(ids, dtype=np.int64, count=len(ids))
+        if allowed is None:
+            return None
+        include, ids = allowed
+        return include, np.fromiter(ids, dtype=np.int64, count=len(ids))
 
     def _vector_candidates(
         self,
@@ -503,12 +428,13 @@ class Searcher:
         match = fts_match_expression(terms)
         if match is None:
             return
-        where, params = scope_where(req.scope, "m.")
-        act, act_params = active_where(
-            req.now, "m.", include_history=req.include_history, lifecycle=req.lifecycle
-        )
-        rows = self.store.keyword_matches(
-            req.scope.user_id, match, f"{where} AND {act}", [*params, *act_params], n
+        rows = self.store.keyword_candidates(
+            req.scope,
+            match,
+            n,
+            now=req.now,
+            include_history=req.include_history,
+            lifecycle=req.lifecycle,
         )
         if not rows:
             return
@@ -533,23 +459,13 @@ class Searcher:
         or metadata filter) has nothing to rank above them."""
         if req.lifecycle.consolidated_weight >= 1.0:
             return set()  # weight 1: nothing to downweight
-        where, params = scope_where(req.scope, "t.")
-        act, act_params = active_where(
-            req.now, "t.", include_history=req.include_history, lifecycle=req.lifecycle
+        return self.store.consolidated_in_scope(
+            rowids,
+            req.scope,
+            now=req.now,
+            include_history=req.include_history,
+            lifecycle=req.lifecycle,
         )
-        target = (
-            "EXISTS (SELECT 1 FROM memories t WHERE t.id = memories.consolidated_into "
-            f"AND t.user_id = ? AND {where} AND {act})"
-        )
-        out: set[int] = set()
-        for start in range(0, len(rowids), 500):
-            part = rowids[start : start + 500]
-            out |= self.store.rowids(
-                f"rowid IN ({','.join('?' * len(part))}) AND consolidated_into IS NOT NULL "
-                f"AND {target}",
-                [*part, req.scope.user_id, *params, *act_params],
-            )
-        return out
 
     #: Users whose BM25 statistics are kept between searches (all are dropped at once
     #: when this many are held, and when the store changes: a deleted user's counts do
