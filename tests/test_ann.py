@@ -23,7 +23,9 @@ from mnemolayer.retrieval.ann import (
     fingerprints,
     record_sims,
 )
-from mnemolayer.retrieval.search import SearchRequest, _Candidates, _UserVectors
+from mnemolayer.retrieval.candidates import Candidates
+from mnemolayer.retrieval.search import SearchRequest
+from mnemolayer.retrieval.vectors import UserVectors
 
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC)
 EXACT = AnnConfig(threshold=10**9)
@@ -33,16 +35,16 @@ DEFAULT_ANN = AnnConfig(threshold=0)
 ANN = AnnConfig(threshold=0)
 
 
-def _user_vectors(matrix: np.ndarray, rowids: np.ndarray | None = None) -> _UserVectors:
+def _user_vectors(matrix: np.ndarray, rowids: np.ndarray | None = None) -> UserVectors:
     rowids = np.arange(1, matrix.shape[0] + 1) if rowids is None else rowids
     unique, starts = np.unique(rowids, return_index=True)
     empty = np.zeros(0, dtype=np.int64)
-    return _UserVectors(
+    return UserVectors(
         1, rowids, matrix, unique, starts, {}, empty, empty, np.zeros(0, bool), frozenset(), []
     )
 
 
-def _exact_top(uv: _UserVectors, q: np.ndarray, k: int = 10) -> set[int]:
+def _exact_top(uv: UserVectors, q: np.ndarray, k: int = 10) -> set[int]:
     sims = record_sims(uv, np.arange(uv.unique.size), q)
     return set(uv.unique[np.argsort(-sims, kind="stable")[:k]].tolist())
 
@@ -242,7 +244,7 @@ def _vector_top(
     req = SearchRequest(
         query, scope, 15, None, "vector", NOW, include_history=bool(kw.get("include_history"))
     )
-    cands = _Candidates()
+    cands = Candidates()
     searcher._vector_candidates(req, searcher._allowed(req), 50, cands)
     top = [round(cands.cosine[r], 6) for r in cands.vec_rank]
     if config is EXACT:
@@ -314,13 +316,13 @@ def test_lazy_cosines_cover_exactly_the_records_in_scope(tmp_path: Path, exhaust
         got = []
         for config in (EXACT, ANN):
             searcher.ann = config
-            cands = _Candidates()
+            cands = Candidates()
             searcher._vector_candidates(req, searcher._allowed(req), 50, cands)
             inside = {r for r in everyone if r in cands.cosine}
             got.append((inside, {r: round(cands.cosine[r], 5) for r in inside}))
         assert got[0] == got[1], kw
         # The batch look-up gives what one-by-one look-ups give (NaN out of scope).
-        cands = _Candidates()
+        cands = Candidates()
         searcher._vector_candidates(req, searcher._allowed(req), 50, cands)
         assert isinstance(cands.cosine, LazyCosines)
         batch = cands.cosine.many([*everyone, everyone[0]])

@@ -55,6 +55,7 @@ __all__ = [
     "Op",
     "Or",
     "Scalar",
+    "Scope",
     "compile_postgres",
     "compile_sqlite",
     "compile_udf",
@@ -563,3 +564,18 @@ def compile_udf(f: Filter, prefix: str = "") -> tuple[str, list[Any]]:
         f"ms_filter({prefix}user_id, {prefix}id, {prefix}metadata, ?)",
         [filter_to_json(f)],
     )
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which records a read may see: always one user, optionally narrower."""
+
+    user_id: str
+    agent_id: str | None = None
+    session_id: str | None = None
+    kinds: tuple[str, ...] | None = None
+    filter: Filter | None = None
+    #: The store is encrypted: the metadata filter runs in Python on decrypted metadata.
+    encrypted: bool = False
+    #: The store's SQL dialect (``store.dialect``): how the metadata filter is compiled.
+    dialect: str = "sqlite"

@@ -452,20 +452,8 @@ def _stored_namespaces(memory: Memory) -> set[tuple[str, tuple[str, ...]]]:
     """``(user_id, namespace)`` of every item in the store.
 
     mnemolayer's API reads one user at a time; listing namespaces (and searching a prefix
-    that names no user) needs them all, so this reads the records table directly. On an
-    encrypted store the metadata is sealed, so the records are read (and decrypted)
-    through the store instead of with SQLite's JSON functions.
+    that names no user) needs them all, so this reads every user's item metadata through
+    the store (:meth:`~mnemolayer.store.metadata.MetadataStatements.metadata_values`).
     """
-    if memory.store.crypto is not None:
-        found: set[tuple[str, tuple[str, ...]]] = set()
-        for rec in memory.store.select("1", []):
-            ns = rec.metadata.get(f"{_P}namespace")
-            if ns and f"{_P}key" in rec.metadata:
-                found.add((rec.user_id, tuple(ns)))
-        return found
-    rows = memory.store.read(
-        "SELECT DISTINCT user_id, json_extract(metadata, ?) FROM memories "
-        "WHERE json_extract(metadata, ?) IS NOT NULL",
-        [f"$.{_P}namespace", f"$.{_P}key"],
-    )
-    return {(user, tuple(json.loads(ns))) for user, ns in rows if ns}
+    found = memory.store.metadata_values(f"{_P}namespace", present=f"{_P}key")
+    return {(user, tuple(ns)) for user, ns in found}

@@ -26,33 +26,17 @@ does the semantic record.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterable
 from typing import Literal
 
 from mnemolayer.lifecycle.passes import Pass, interactions
 from mnemolayer.models import MemoryKind, MemoryRecord, content_hash, new_id
 from mnemolayer.retrieval.index import keyword_terms
+from mnemolayer.store.txn import Txn, sqlite_typed
 
 __all__ = ["consolidate_step"]
 
 _BATCH = 100
 _Plan = tuple[Literal["link", "create", "extend"], MemoryRecord, list[MemoryRecord]]
-#: SQL for a record that may still be linked to a consolidation (see ``_linkable``).
-_OPEN = (
-    "consolidated_into IS NULL AND merged_into IS NULL AND archived_at IS NULL "
-    "AND superseded_by IS NULL AND pinned = 0 AND session_only = 0 AND kind != 'semantic'"
-)
-
-
-def _records(p: Pass, ids: Iterable[str]) -> dict[str, MemoryRecord]:
-    items = list(dict.fromkeys(ids))
-    out: dict[str, MemoryRecord] = {}
-    for start in range(0, len(items), 500):
-        part = items[start : start + 500]
-        where = f"user_id = ? AND id IN ({','.join('?' * len(part))})"
-        out.update({r.id: r for r in p.store.select(where, [p.user_id, *part])})
-    return out
 
 
 def _current(p: Pass, r: MemoryRecord) -> bool:
@@ -82,11 +66,14 @@ def _fact_plans(p: Pass) -> list[_Plan]:
         for f in p.semantic.graph.current_facts(None, p.user_id)
         if f.memory_id is not None and len(f.source_ids) >= need
     ]
-    open_ids = _linkable_ids(p, [s for f in facts for s in f.source_ids])
+    # Which sources could still be linked (the store's twin of _linkable): a cheap pre-filter.
+    open_ids = p.store.consolidation_open_ids(p.user_id, [s for f in facts for s in f.source_ids])
     facts = [f for f in facts if open_ids.intersection(f.source_ids)]
     if not facts:
         return []
-    recs = _records(p, [x for f in facts for x in (f.memory_id or "", *f.source_ids)])
+    recs = p.store.user_records(
+        p.user_id, [x for f in facts for x in (f.memory_id or "", *f.source_ids)]
+    )
     plans: list[_Plan] = []
     for f in facts:
         target = recs.get(f.memory_id or "")
@@ -100,36 +87,17 @@ def _fact_plans(p: Pass) -> list[_Plan]:
     return plans
 
 
-def _linkable_ids(p: Pass, ids: list[str]) -> set[str]:
-    """Which of ``ids`` are records that could still be linked (a cheap pre-filter)."""
-    out: set[str] = set()
-    items = list(dict.fromkeys(ids))
-    for start in range(0, len(items), 500):
-        part = items[start : start + 500]
-        where = f"user_id = ? AND id IN ({','.join('?' * len(part))}) AND {_OPEN}"
-        out |= p.store.ids_where(where, [p.user_id, *part])
-    return out
-
-
 def _groups(p: Pass) -> dict[str, list[MemoryRecord]]:
     """Survivor id → the records merged into it (in a dry run, with the planned merges),
     for the survivors that may still need work: not consolidated yet and important
     enough, or consolidated into a record whose provenance lacks one of them."""
     groups: dict[str, list[MemoryRecord]] = {}
-    rows = p.store.select_rows(
-        "user_id = ? AND merged_into IS NOT NULL AND EXISTS (SELECT 1 FROM memories s "
-        "WHERE s.id = memories.merged_into AND s.archived_at IS NULL AND s.merged_into IS NULL "
-        "AND s.superseded_by IS NULL AND s.kind != 'semantic' AND ((s.consolidated_into IS NULL "
-        "AND s.pinned = 0 AND s.session_only = 0 AND s.importance >= ?) OR "
-        "(s.consolidated_into IS NOT NULL AND NOT EXISTS (SELECT 1 FROM memories t, "
-        "json_each(t.source_ids) j WHERE t.id = s.consolidated_into AND j.value = memories.id))))",
-        [p.user_id, p.config.forget_below_importance],
-    )
-    for _rowid, r in rows:
+    rows = p.store.merged_awaiting_consolidation(p.user_id, p.config.forget_below_importance)
+    for r in rows:
         if r.merged_into is not None and r.id not in p.gone:
             groups.setdefault(r.merged_into, []).append(r)
     if p.dry_run and p.merged:
-        planned = _records(p, p.merged)
+        planned = p.store.user_records(p.user_id, p.merged)
         for mid, survivor in p.merged.items():
             if mid in planned:
                 groups.setdefault(survivor, []).append(planned[mid])
@@ -140,8 +108,10 @@ def _group_plans(p: Pass) -> list[_Plan]:
     groups = _groups(p)
     if not groups:
         return []
-    survivors = _records(p, groups)
-    targets = _records(p, [s.consolidated_into for s in survivors.values() if s.consolidated_into])
+    survivors = p.store.user_records(p.user_id, groups)
+    targets = p.store.user_records(
+        p.user_id, [s.consolidated_into for s in survivors.values() if s.consolidated_into]
+    )
     with_fact = p.semantic.graph.facts_by_memory_ids(p.user_id, list(targets))
     need, floor = p.options.consolidate_min_interactions, p.config.forget_below_importance
     plans: list[_Plan] = []
@@ -183,8 +153,9 @@ def _semantic_record(p: Pass, survivor: MemoryRecord, members: list[MemoryRecord
     )  # fmt: skip
 
 
-def _write(p: Pass, c: sqlite3.Connection, plan: _Plan) -> tuple[list[str], list[str]]:
-    """Apply one plan inside ``c``: ``(ids linked, ids of the records created)``."""
+def _write(p: Pass, txn: Txn, plan: _Plan) -> tuple[list[str], list[str]]:
+    """Apply one plan inside ``txn``: ``(ids linked, ids of the records created)``."""
+    c = sqlite_typed(txn)
     action, head, members = plan
     uid, now = p.user_id, p.now
     if action == "extend":
@@ -228,7 +199,7 @@ def consolidate_step(p: Pass) -> None:
                 p.report.created += action == "create"
             continue
 
-        def write(c: sqlite3.Connection, batch: list[_Plan] = batch) -> tuple[list[str], list[str]]:
+        def write(c: Txn, batch: list[_Plan] = batch) -> tuple[list[str], list[str]]:
             linked: list[str] = []
             created: list[str] = []
             for plan in batch:

@@ -2,20 +2,20 @@
 
 A memory's *effective* expiry (:func:`effective_expires_at`) is its own ``expires_at``
 when set, else its kind's ``LifecycleConfig.ttl_days`` counted from when it happened.
-Pinned memories never expire. Recall (:func:`mnemolayer.retrieval.search.active_where`),
-maintenance (which deletes what expired) and ``Memory.explain`` all judge expiry by
-:func:`expired_where` / :func:`is_expired` over this one definition.
+Pinned memories never expire. Recall (:func:`mnemolayer.store.where.active_where`),
+maintenance (which deletes what expired) and ``Memory.explain`` all judge expiry by this
+one definition: :func:`is_expired` in Python, :func:`~mnemolayer.store.where.expired_where`
+in SQL (re-exported here for maintenance).
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from mnemolayer.errors import ValidationError
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import MemoryKind, MemoryRecord, to_utc
-from mnemolayer.store.sqlite.engine import iso
+from mnemolayer.store.where import expired_where
 
 __all__ = ["default_expires_at", "effective_expires_at", "expired_where", "is_expired"]
 
@@ -78,26 +78,3 @@ def is_expired(expires_at: datetime | None, now: datetime | str | float) -> bool
         raise ValidationError("now", "is required")
     expiry = to_utc(expires_at, "expires_at")
     return expiry is not None and expiry <= at
-
-
-def expired_where(
-    now: datetime, config: LifecycleConfig | None = None, prefix: str = ""
-) -> tuple[str, list[Any]]:
-    """SQL for "past its effective expiry at ``now``" over the ``memories`` table
-    (aliased by ``prefix``, e.g. ``"m."``), with its parameters; pinning is not
-    considered (callers add ``pinned = 0`` or ``pinned = 1 OR NOT (...)``). ``config``
-    gives the default TTLs per kind (``None``: the defaults, which have none).
-
-    Never NULL, so ``NOT (...)`` selects exactly the records that have not expired.
-    Times compare as stored text (fixed-width UTC ISO-8601).
-    """
-    ttl = config.ttl_days if config is not None else {}  # the default config has none
-    parts = [f"({prefix}expires_at IS NOT NULL AND {prefix}expires_at <= ?)"]
-    params: list[Any] = [iso(now)]
-    for kind, days in sorted(ttl.items(), key=lambda kv: kv[0].value):
-        parts.append(
-            f"({prefix}expires_at IS NULL AND {prefix}kind = ? "
-            f"AND COALESCE({prefix}occurred_at, {prefix}created_at) <= ?)"
-        )
-        params += [kind.value, iso(now - timedelta(days=days))]
-    return f"({' OR '.join(parts)})", params

@@ -39,7 +39,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import sqlite3
 import unicodedata
 from dataclasses import dataclass
 
@@ -49,6 +48,7 @@ from mnemolayer.lifecycle.dedup import is_near_duplicate
 from mnemolayer.lifecycle.passes import Pass
 from mnemolayer.models import MemoryKind, MemoryRecord
 from mnemolayer.store.sqlite.engine import iso
+from mnemolayer.store.txn import Txn, sqlite_typed
 
 __all__ = ["merge_step", "watermark"]
 
@@ -104,12 +104,7 @@ def watermark(p: Pass) -> tuple[int, str | None] | None:
 
 def _pool(p: Pass) -> list[tuple[int, MemoryRecord]]:
     """The user's records that may merge: active, current, permanent, not a fact's."""
-    rows = p.store.select_rows(
-        "user_id = ? AND archived_at IS NULL AND merged_into IS NULL AND superseded_by IS NULL "
-        "AND session_only = 0 AND (expires_at IS NULL OR expires_at > ?)",
-        [p.user_id, iso(p.now)],
-    )
-    rows = [(rid, r) for rid, r in rows if not p.inactive(r.id)]
+    rows = [(rid, r) for rid, r in p.store.merge_pool(p.user_id, p.now) if not p.inactive(r.id)]
     semantic = [r.id for _, r in rows if r.kind is MemoryKind.SEMANTIC]
     facts = p.semantic.graph.facts_by_memory_ids(p.user_id, semantic) if semantic else {}
     return [(rid, r) for rid, r in rows if r.id not in facts]
@@ -244,7 +239,8 @@ def _choose(pairs: list[_Pair]) -> list[_Pair]:
 
 
 def _apply(p: Pass, batch: list[_Pair]) -> list[str]:
-    def write(c: sqlite3.Connection) -> list[str]:
+    def write(txn: Txn) -> list[str]:
+        c = sqlite_typed(txn)
         done = []
         for pair in batch:
             s, m = pair.survivor, pair.merged

@@ -4,7 +4,6 @@ pass context and the deletion path (:mod:`mnemolayer.lifecycle.maintain` runs th
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -14,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import MemoryRecord
+from mnemolayer.store.txn import Txn, sqlite_typed
 
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
@@ -162,11 +162,9 @@ class Pass:
         """Whether an earlier step of this pass removed, archived or merged it."""
         return memory_id in self.gone or memory_id in self.archived or memory_id in self.merged
 
-    def delete(
-        self, c: sqlite3.Connection, where: str, params: Sequence[Any], event: str
-    ) -> list[str]:
+    def delete(self, txn: Txn, where: str, params: Sequence[Any], event: str) -> list[str]:
         """Delete the user's records matching ``where`` from records, vectors and the
-        keyword index, inside ``c``'s transaction, keeping the graph consistent as
+        keyword index, inside transaction ``txn``, keeping the graph consistent as
         ``Memory.delete`` does: each gets an ``event`` history entry (without its
         content: a deletion by policy keeps no copy), the facts only they stated go with
         their sentence records, so do consolidations left without any source, and records
@@ -176,19 +174,15 @@ class Pass:
             The ids deleted by ``where`` (derived deletions and releases are counted in
             the report).
         """
-        uid, now = self.user_id, self.now
-        gone = [
-            g[1] for g in self.store.delete_where(c, f"user_id = ? AND ({where})", [uid, *params])
-        ]
+        uid, now, c = self.user_id, self.now, sqlite_typed(txn)
+        gone = self.store.delete_user_where(c, uid, where, params)
         for mid in gone:
             self.store.add_history(c, mid, uid, event, None, None, now)
         derived = self.semantic.forget(c, uid, gone, now)
         removed = set(gone) | set(derived)
         orphans = self._orphaned_consolidations(c, list(removed))
         while orphans:
-            self.store.delete_where(
-                c, f"user_id = ? AND id IN ({','.join('?' * len(orphans))})", [uid, *orphans]
-            )
+            self.store.delete_user_ids(c, uid, orphans)
             for mid in orphans:
                 self.store.add_history(c, mid, uid, "DELETE", None, None, now)
             derived += orphans
@@ -199,11 +193,11 @@ class Pass:
         self.note("derived_deleted", derived)
         return gone
 
-    def release(self, c: sqlite3.Connection, gone: Sequence[str]) -> None:
+    def release(self, txn: Txn, gone: Sequence[str]) -> None:
         """Set free the records merged or consolidated into the deleted ``gone`` (an
         ``UNMERGE`` / ``UNCONSOLIDATE`` history event each): they return to recall, no
         longer downweighted, and are examined for merging again."""
-        uid, now = self.user_id, self.now
+        uid, now, c = self.user_id, self.now, sqlite_typed(txn)
         unmerged, unconsolidated = self.store.release_links(c, uid, gone, now)
         for mid in unmerged:
             self.store.add_history(c, mid, uid, "UNMERGE", None, None, now)
@@ -212,9 +206,10 @@ class Pass:
         self.freed.update(unmerged)
         self.note("released", [*unmerged, *unconsolidated])
 
-    def _orphaned_consolidations(self, c: sqlite3.Connection, removed: list[str]) -> list[str]:
+    def _orphaned_consolidations(self, txn: Txn, removed: list[str]) -> list[str]:
         """Unpinned semantic records without a fact that cite ``removed`` and have no
         source left (facts' records are the graph's to delete: ``SemanticLayer.forget``)."""
+        c = sqlite_typed(txn)
         citing = [r for r in self.store.citing(c, self.user_id, removed) if not r.pinned]
         if not citing:
             return []

@@ -27,15 +27,12 @@ positive number of days, a second pass at the same time finds nothing to purge.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any
+from datetime import datetime, timedelta
 
 from mnemolayer.lifecycle.passes import Pass
-from mnemolayer.models import MemoryRecord
-from mnemolayer.store.sqlite.engine import iso
+from mnemolayer.store.txn import Txn, sqlite_typed
+from mnemolayer.store.where import purge_due_where
 
 __all__ = ["purge_step"]
 
@@ -44,83 +41,41 @@ _BATCH = 100
 
 @dataclass(frozen=True)
 class _Cutoffs:
-    """Stored times at or before which an archived / merged record is due (``None``: off)."""
+    """Times at or before which an archived / merged record is due (``None``: off)."""
 
-    archived: str | None
-    merged: str | None
+    archived: datetime | None
+    merged: datetime | None
 
     @classmethod
     def of(cls, p: Pass) -> _Cutoffs:
-        def before(days: float | None) -> str | None:
-            return None if days is None else iso(p.now - timedelta(days=days))
+        def before(days: float | None) -> datetime | None:
+            return None if days is None else p.now - timedelta(days=days)
 
         cfg = p.config
         return cls(before(cfg.purge_archived_after_days), before(cfg.purge_merged_after_days))
 
-    def archived_sql(self, table: str = "memories") -> tuple[str, list[Any]]:
-        """An archived record due (not merged itself), in ``table``."""
-        if self.archived is None:
-            return "0", []
-        t = table
-        return (
-            f"{t}.pinned = 0 AND {t}.merged_into IS NULL AND {t}.archived_at IS NOT NULL "
-            f"AND {t}.archived_at <= ?",
-            [self.archived],
-        )
 
-    def merged_sql(self) -> tuple[str, list[Any]]:
-        """A merged record due: merged long enough ago, or into an archived record due."""
-        into, params = self.archived_sql("t")
-        parts = [f"merged_into IN (SELECT t.id FROM memories t WHERE {into})"]
-        if self.merged is not None:
-            parts.insert(0, "updated_at <= ?")
-            params = [self.merged, *params]
-        return f"merged_into IS NOT NULL AND ({' OR '.join(parts)})", params
-
-
-def _existing(p: Pass, c: sqlite3.Connection | None, ids: Sequence[str]) -> set[str]:
-    if not ids:
-        return set()
-    if c is not None:
-        return p.store.existing_ids(c, ids)
-    return p.store.ids_where(f"id IN ({','.join('?' * len(ids))})", list(ids))
-
-
-def _held(p: Pass, c: sqlite3.Connection | None, ids: list[str], going: set[str]) -> set[str]:
+def _held(p: Pass, txn: Txn | None, ids: list[str], going: set[str]) -> set[str]:
     """Which of ``ids`` must stay although due: those that carry a fact, and those that a
     current semantic record (not itself going) cites while it has no existing source
-    outside ``going`` (the records the purge may delete)."""
+    outside ``going`` (the records the purge may delete). Read inside ``txn``, or
+    (``None``) by plain reads."""
+    c = sqlite_typed(txn) if txn is not None else None
     held = set(p.semantic.graph.facts_by_memory_ids(p.user_id, ids))
     for rec in p.store.citing(c, p.user_id, ids):
         if rec.superseded_by is not None or rec.id in going:
             continue
-        if not _existing(p, c, [s for s in rec.source_ids if s not in going]):
+        if not p.store.present_ids(c, [s for s in rec.source_ids if s not in going]):
             held.update(s for s in rec.source_ids if s in going)
     return held & set(ids)
 
 
-def _followers(p: Pass, targets: list[str]) -> list[MemoryRecord]:
-    """The user's records merged into any of ``targets``."""
-    out: list[MemoryRecord] = []
-    for start in range(0, len(targets), 500):
-        part = targets[start : start + 500]
-        marks = ",".join("?" * len(part))
-        out += p.store.select(f"user_id = ? AND merged_into IN ({marks})", [p.user_id, *part])
-    return out
-
-
 def _plan(p: Pass, cut: _Cutoffs) -> tuple[list[str], list[str]]:
     """``(merged ids, archived ids)`` to purge now (the module docstring's rules)."""
-    where = "user_id = ? AND pinned = 0 AND merged_into IS NOT NULL AND updated_at <= ?"
-    aged = p.store.select(where, [p.user_id, cut.merged]) if cut.merged is not None else []
-    sql, params = cut.archived_sql()
-    archived = (
-        p.store.select(f"user_id = ? AND {sql}", [p.user_id, *params])
-        if cut.archived is not None
-        else []
-    )
+    aged = p.store.merged_before(p.user_id, cut.merged) if cut.merged is not None else []
+    archived = p.store.archived_before(p.user_id, cut.archived) if cut.archived is not None else []
     archived = [r for r in archived if r.id not in p.gone]  # dry run: expired in this pass
-    followers = _followers(p, [r.id for r in archived])
+    followers = p.store.merged_into_any(p.user_id, [r.id for r in archived])
     merged = {r.id: r for r in [*aged, *followers] if not r.pinned and r.id not in p.gone}
     going = set(merged) | {r.id for r in archived}
     p.examine(going)
@@ -135,26 +90,21 @@ def _plan(p: Pass, cut: _Cutoffs) -> tuple[list[str], list[str]]:
     return sorted(leaving), sorted(purged)
 
 
-def _purge(
-    p: Pass, c: sqlite3.Connection, merged: list[str], archived: list[str], going: set[str]
-) -> list[str]:
+def _purge(p: Pass, c: Txn, merged: list[str], archived: list[str], going: set[str]) -> list[str]:
     """Delete ``merged`` and then ``archived`` (nothing merged into them any more) where
     still due and not held: re-checked inside the transaction, since other processes may
     have restored, pinned, merged or cited them since the plan."""
     cut = _Cutoffs.of(p)
     held = _held(p, c, [*merged, *archived], going)
     gone: list[str] = []
-    unfollowed = "NOT EXISTS (SELECT 1 FROM memories f WHERE f.merged_into = memories.id)"
-    (merged_due, m_params), (archived_due, a_params) = cut.merged_sql(), cut.archived_sql()
-    for ids, due, params in (
-        (merged, merged_due, m_params),
-        (archived, f"{archived_due} AND {unfollowed}", a_params),
-    ):
+    for ids, is_merged in ((merged, True), (archived, False)):
         drop = [i for i in ids if i not in held]
         if not drop:
             continue
-        where = f"pinned = 0 AND {due} AND id IN ({','.join('?' * len(drop))})"
-        gone += p.delete(c, where, [*params, *drop], "PURGE")
+        where, params = purge_due_where(
+            drop, merged=is_merged, merged_before=cut.merged, archived_before=cut.archived
+        )
+        gone += p.delete(c, where, params, "PURGE")
     return gone
 
 
@@ -177,7 +127,7 @@ def purge_step(p: Pass) -> None:
         m = [i for i, is_merged in batch if is_merged]
         a = [i for i, is_merged in batch if not is_merged]
 
-        def write(c: sqlite3.Connection, m: list[str] = m, a: list[str] = a) -> list[str]:
+        def write(c: Txn, m: list[str] = m, a: list[str] = a) -> list[str]:
             return _purge(p, c, m, a, going)
 
         p.note("purged", p.store.transact(write))

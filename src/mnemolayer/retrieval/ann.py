@@ -8,7 +8,7 @@ nearest neighbor search using Hierarchical Navigable Small World graphs", IEEE T
 2020), as implemented by the ``usearch`` package with int8-quantised vectors.
 
 The index is a cache, never the source of truth: it is built from the vectors the
-:class:`~mnemolayer.retrieval.search.VectorCache` loaded from the store, lives in memory
+:class:`~mnemolayer.retrieval.vectors.VectorCache` loaded from the store, lives in memory
 only (an index file beside an encrypted store would leak its vectors, and one beside any
 store would outlive a user's erasure), and follows the store by diffing: when the user's
 generation changes, the chunk keys and a fingerprint of each vector are compared with the
@@ -41,7 +41,7 @@ import numpy as np
 from mnemolayer.errors import ValidationError
 
 if TYPE_CHECKING:
-    from mnemolayer.retrieval.search import _UserVectors
+    from mnemolayer.retrieval.vectors import UserVectors
 
 __all__ = [
     "AnnConfig",
@@ -221,7 +221,7 @@ class UserAnn:
         self.builds += 1
         self.last_build_seconds = time.perf_counter() - start
 
-    def sync(self, uv: _UserVectors) -> bool:
+    def sync(self, uv: UserVectors) -> bool:
         """Bring the index to ``uv``'s generation: build it, follow the changes, or
         rebuild when too much changed.
 
@@ -292,7 +292,7 @@ class UserAnn:
         return int(self._index.memory_usage) if self._index is not None else 0
 
 
-def record_sims(uv: _UserVectors, positions: np.ndarray, q: np.ndarray) -> np.ndarray:
+def record_sims(uv: UserVectors, positions: np.ndarray, q: np.ndarray) -> np.ndarray:
     """Exact cosine of each record at ``positions`` (into ``uv.unique``): the best of its
     chunks', as exact search computes it.
 
@@ -336,7 +336,7 @@ class LazyCosines(Mapping[int, float]):
 
     def __init__(
         self,
-        uv: _UserVectors,
+        uv: UserVectors,
         q: np.ndarray,
         known: dict[int, float],
         allowed: tuple[bool, np.ndarray] | None,
@@ -422,7 +422,7 @@ class LazyCosines(Mapping[int, float]):
 
 
 def ann_candidates(
-    uv: _UserVectors,
+    uv: UserVectors,
     ann: UserAnn,
     q: np.ndarray,
     n: int,
@@ -479,7 +479,7 @@ def ann_candidates(
 
 
 def _rank(
-    uv: _UserVectors,
+    uv: UserVectors,
     q: np.ndarray,
     n: int,
     pos: np.ndarray | None,

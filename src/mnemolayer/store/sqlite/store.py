@@ -21,6 +21,7 @@ from mnemolayer.crypto.cipher import FieldCipher
 from mnemolayer.errors import StoreError, ValidationError
 from mnemolayer.models import HistoryEvent, MemoryKind, MemoryRecord, new_id
 from mnemolayer.store.sqlite.engine import SQLiteConnection, from_iso, iso
+from mnemolayer.store.statements import Statements
 from mnemolayer.text.terms import tag_terms, user_term_tag
 
 __all__ = ["AccessState", "RankSignals", "SQLiteStore", "iso", "parse_db_url"]
@@ -95,7 +96,7 @@ def parse_db_url(path: str | os.PathLike[str]) -> str:
     return text
 
 
-class SQLiteStore(SQLiteConnection):
+class SQLiteStore(Statements, SQLiteConnection):
     """Records, keyword index, vectors and history in one SQLite file.
 
     Args:

@@ -1,0 +1,119 @@
+"""What recall reads besides vectors (:mod:`mnemolayer.retrieval.search`): which records a
+search may return, keyword matches in scope, and which hits a consolidation in scope
+stands for; as store methods.
+
+A mixin of the SQL store (:class:`~mnemolayer.store.sqlite.store.SQLiteStore`, and so of
+the PostgreSQL store, which translates the same statements and has its own
+``keyword_matches``); it uses only the store's own reads (:class:`_Store`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mnemolayer.query import Scope
+from mnemolayer.store.where import active_where, scope_where
+
+if TYPE_CHECKING:
+    from mnemolayer.lifecycle.config import LifecycleConfig
+
+__all__ = ["RecallStatements"]
+
+
+class _Store(Protocol):
+    """What :class:`RecallStatements` uses of the store it is mixed into."""
+
+    def rowids(self, where: str, params: Sequence[Any]) -> set[int]: ...
+
+    def keyword_matches(
+        self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
+    ) -> list[tuple[int, str]]: ...
+
+
+class RecallStatements:
+    """Recall's reads (mixed into the SQL store). Each takes the search's scope and
+    what "active" means for it: at ``now``, with superseded records when
+    ``include_history``, with ``lifecycle``'s default TTLs (:func:`active_where`)."""
+
+    def recall_allowed(
+        self: _Store,
+        scope: Scope,
+        *,
+        now: datetime,
+        include_history: bool,
+        lifecycle: LifecycleConfig,
+    ) -> tuple[bool, set[int]] | None:
+        """Which rowids vector search may return: ``(True, ids)`` only these,
+        ``(False, ids)`` all of the user's but these, ``None`` all of the user's."""
+        where, params = scope_where(scope)
+        act, act_params = active_where(now, include_history=include_history, lifecycle=lifecycle)
+        if where == "1":
+            # Fast path: only inactive records need excluding; without default TTLs those
+            # are in the partial index of inactive records.
+            maybe = (
+                "expires_at IS NOT NULL OR superseded_by IS NOT NULL "
+                "OR archived_at IS NOT NULL OR merged_into IS NOT NULL"
+            )
+            if lifecycle.ttl_days:
+                maybe += f" OR kind IN ({','.join('?' * len(lifecycle.ttl_days))})"
+            inactive = self.rowids(
+                f"user_id = ? AND ({maybe}) AND NOT ({act})",
+                [scope.user_id, *(k.value for k in lifecycle.ttl_days), *act_params],
+            )
+            return (False, inactive) if inactive else None
+        ids = self.rowids(
+            f"user_id = ? AND {where} AND {act}", [scope.user_id, *params, *act_params]
+        )
+        return True, ids
+
+    def keyword_candidates(
+        self: _Store,
+        scope: Scope,
+        match: str,
+        limit: int,
+        *,
+        now: datetime,
+        include_history: bool,
+        lifecycle: LifecycleConfig,
+    ) -> list[tuple[int, str]]:
+        """The best ``limit`` of the active records in ``scope`` matching the FTS5
+        expression ``match``, best first: ``[(rowid, indexed terms)]``
+        (``keyword_matches``)."""
+        where, params = scope_where(scope, "m.")
+        act, act_params = active_where(
+            now, "m.", include_history=include_history, lifecycle=lifecycle
+        )
+        return self.keyword_matches(
+            scope.user_id, match, f"{where} AND {act}", [*params, *act_params], limit
+        )
+
+    def consolidated_in_scope(
+        self: _Store,
+        rowids: Sequence[int],
+        scope: Scope,
+        *,
+        now: datetime,
+        include_history: bool,
+        lifecycle: LifecycleConfig,
+    ) -> set[int]:
+        """Which of ``rowids`` are consolidated into a semantic record that is in
+        ``scope`` and active."""
+        where, params = scope_where(scope, "t.")
+        act, act_params = active_where(
+            now, "t.", include_history=include_history, lifecycle=lifecycle
+        )
+        target = (
+            "EXISTS (SELECT 1 FROM memories t WHERE t.id = memories.consolidated_into "
+            f"AND t.user_id = ? AND {where} AND {act})"
+        )
+        out: set[int] = set()
+        for start in range(0, len(rowids), 500):
+            part = list(rowids[start : start + 500])
+            out |= self.rowids(
+                f"rowid IN ({','.join('?' * len(part))}) AND consolidated_into IS NOT NULL "
+                f"AND {target}",
+                [*part, scope.user_id, *params, *act_params],
+            )
+        return out
