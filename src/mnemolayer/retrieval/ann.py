@@ -34,14 +34,26 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from mnemolayer.errors import ValidationError
 
-if TYPE_CHECKING:
-    from mnemolayer.retrieval.vectors import UserVectors
+
+class UserVectors(Protocol):
+    """What the index reads of one user's chunk vectors
+    (:class:`mnemolayer.retrieval.vectors.UserVectors` is the implementation; a protocol
+    here keeps this module below the cache that holds the index)."""
+
+    generation: int
+    rowids: np.ndarray  # (m,) one per chunk, sorted
+    matrix: np.ndarray  # (m, dim)
+    unique: np.ndarray  # (u,) distinct rowids
+    starts: np.ndarray  # (u,) first chunk of each
+    link_fact: np.ndarray  # semantic record → its source record, positions in ``unique``
+    link_source: np.ndarray
+
 
 __all__ = [
     "AnnConfig",
