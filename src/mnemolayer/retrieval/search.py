@@ -37,8 +37,9 @@ from mnemolayer.query import Filter, compile_postgres, compile_sqlite, compile_u
 from mnemolayer.retrieval import fusion
 from mnemolayer.retrieval.ann import AnnConfig, LazyCosines, UserAnn, ann_candidates
 from mnemolayer.retrieval.bm25 import bm25_scores, idf
+from mnemolayer.store.base import SQLStore
 from mnemolayer.store.graph import GraphStore, normalize_name
-from mnemolayer.store.sqlite.store import RankSignals, SQLiteStore
+from mnemolayer.store.rows import RankSignals
 from mnemolayer.text.terms import fts_match_expression, query_terms
 
 __all__ = [
@@ -162,7 +163,7 @@ class VectorCache:
     them for every query (a cheap generation check per search instead).
     """
 
-    def __init__(self, store: SQLiteStore, dim: int, max_users: int = 64) -> None:
+    def __init__(self, store: SQLStore, dim: int, max_users: int = 64) -> None:
         self._store = store
         self._dim = dim
         self._max_users = max_users
@@ -257,7 +258,7 @@ class Searcher:
             report search latency with and without it).
     """
 
-    def __init__(self, store: SQLiteStore, embedder: Embedder, config: RetrievalConfig) -> None:
+    def __init__(self, store: SQLStore, embedder: Embedder, config: RetrievalConfig) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config

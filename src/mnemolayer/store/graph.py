@@ -24,7 +24,7 @@ deleted (:meth:`GraphStore.remove_sources`) or the whole user is (:meth:`delete_
 Reads go through the store's read path (a shared lock, retried while another process
 writes); writes take the connection ``c`` of an open ``store.transact(fn)`` transaction,
 so records and facts change together or not at all. Times are stored as fixed-width UTC
-ISO-8601 strings (see :func:`mnemolayer.store.sqlite.engine.iso`), so text order is time
+ISO-8601 strings (see :func:`mnemolayer.store.rows.iso`), so text order is time
 order.
 """
 
@@ -42,8 +42,8 @@ from typing import Any
 from mnemolayer.errors import ValidationError
 from mnemolayer.extract.base import SELF
 from mnemolayer.models import Entity, Fact, new_id, to_utc
-from mnemolayer.store.sqlite.engine import from_iso, iso
-from mnemolayer.store.sqlite.store import SQLiteStore
+from mnemolayer.store.base import SQLStore
+from mnemolayer.store.rows import from_iso, iso
 
 __all__ = ["MAX_DEPTH", "GraphStore", "SourceRemoval", "normalize_name"]
 
@@ -55,8 +55,6 @@ _GENERIC_TYPES = frozenset({"", "thing", "unknown"})
 # Punctuation that is part of a name when it ends one ("C#", "AT&T", "100%", "@home").
 _KEEP_PUNCT = frozenset("#%&@*")
 _CHUNK = 400  # ids per IN (...) list, well under SQLite's parameter limit
-# SQLite 3.34 (2020) allows several recursive SELECTs in one CTE (see neighbors).
-_MULTI_ARM_CTE = sqlite3.sqlite_version_info >= (3, 34, 0)
 
 _FACT_COLUMNS = (
     "f.id, f.user_id, e.name, f.subject_id, f.predicate, f.object, f.object_id, "
@@ -123,7 +121,8 @@ class SourceRemoval:
 
 
 class GraphStore:
-    """Entities, aliases and bi-temporal facts of every user, in a :class:`SQLiteStore`.
+    """Entities, aliases and bi-temporal facts of every user, in a store
+    (:class:`~mnemolayer.store.base.SQLStore`).
 
     Args:
         store: an open store (its schema includes migration 3).
@@ -134,7 +133,7 @@ class GraphStore:
     uncommitted writes), else through the read path.
     """
 
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: SQLStore) -> None:
         self.store = store
 
     # -- encryption (an encrypted store: mnemolayer.crypto) -----------------------------
@@ -741,7 +740,7 @@ class GraphStore:
         if start is None:
             return [], []
         current = "" if include_history else "AND f.valid_to IS NULL"
-        if _MULTI_ARM_CTE and self.store.dialect == "sqlite":
+        if self.store.multi_arm_recursion():
             # Each hop looks edges up by index from both ends, so the cost follows the
             # neighbourhood, not the size of the user's graph. ("+" keeps SQLite from
             # walking the partial object index for the subject side.)
