@@ -1,4 +1,4 @@
-"""The knowledge-graph tables of the store (store/graph.py), on real SQLite files."""
+"""The knowledge-graph tables of the store (store/graph/), on real SQLite files."""
 
 from __future__ import annotations
 
