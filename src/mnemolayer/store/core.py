@@ -241,8 +241,8 @@ class StoreCore(Engine):
     @abc.abstractmethod
     def _write_briefly(self, wait_s: float, fn: Callable[[sqlite3.Connection], None]) -> bool:
         """Run ``fn(conn)`` in one short write transaction if the writer lock can be had
-        within ``wait_s`` seconds. Never raises and never retries: ``False`` when busy
-        or failed (nothing written)."""
+        within ``wait_s`` seconds, trying once: ``True`` when committed, ``False`` when
+        busy or the database failed (nothing written; no store error escapes)."""
 
     @abc.abstractmethod
     def change_token(self) -> tuple[int, int]:
