@@ -19,7 +19,7 @@ import pytest
 
 from helpers import all_records
 from mnemolayer import Memory
-from mnemolayer.store.sqlite.store import SQLiteStore
+from mnemolayer.store.engine import Engine
 
 SHARED = "the fact everyone adds at once"
 pytestmark = pytest.mark.timeout(120)
@@ -202,17 +202,17 @@ def test_a_fresh_file_opened_by_two_writers_at_once(
     # the model name and dimension were once written in two transactions, and a handle
     # opening in between read a half-written model. Made deterministic here: a second
     # handle opens and writes just before the first records its model. The database is real.
-    real_init_meta = SQLiteStore.init_meta
+    real_init_meta = Engine.init_meta  # both stores inherit it
     opened: list[bool] = []
 
-    def init_meta(store: SQLiteStore, defaults: dict[str, str]) -> dict[str, str]:
+    def init_meta(store: Engine, defaults: dict[str, str]) -> dict[str, str]:
         if not opened:
             opened.append(True)
             with Memory(db_path, embedder="hashing") as other:
                 other.add("added by the second writer", user_id="u")
         return real_init_meta(store, defaults)
 
-    monkeypatch.setattr(SQLiteStore, "init_meta", init_meta)
+    monkeypatch.setattr(Engine, "init_meta", init_meta)
     with Memory(db_path, embedder="hashing") as first:
         first.add("added by the first writer", user_id="u")
         assert len(all_records(first, "u")) == 2

@@ -65,6 +65,7 @@ from mnemolayer.query import parse_filter
 from mnemolayer.registry import get_extractor
 from mnemolayer.retrieval.index import embed_records, keyword_terms
 from mnemolayer.retrieval.search import Scope, Searcher, SearchRequest, scope_where
+from mnemolayer.store.base import SQLStore
 from mnemolayer.store.postgres.store import PostgresStore, is_postgres_url, redact_url
 from mnemolayer.store.sqlite.store import SQLiteStore, parse_db_url
 
@@ -182,7 +183,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         self.lifecycle = lifecycle or LifecycleConfig()
         self.privacy: RedactionConfig | None = resolve_privacy(privacy)
         self._clock = clock or (lambda: datetime.now(UTC))
-        self.store: SQLiteStore = (
+        self.store: SQLStore = (
             PostgresStore(str(target), read_only=read_only)
             if postgres
             else SQLiteStore(self.path, read_only=read_only)
@@ -997,7 +998,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
 
 
 def _open_encryption(
-    store: SQLiteStore, config: EncryptionConfig | None, master_key: bytes | None
+    store: SQLStore, config: EncryptionConfig | None, master_key: bytes | None
 ) -> KeyRing | None:
     """Check the store against the encryption setting and, when on, open its keyring
     and give the store its cipher; nothing is written when a check fails.

@@ -1,4 +1,4 @@
-"""The knowledge-graph tables of the store (store/graph.py), on real SQLite files."""
+"""The knowledge-graph tables of the store (store/graph/), on real SQLite files."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from mnemolayer.errors import ValidationError
 from mnemolayer.models import Fact, new_id
-from mnemolayer.store import graph as graph_module
 from mnemolayer.store.graph import GraphStore, normalize_name
+from mnemolayer.store.sqlite import store as sqlite_store_module
 from mnemolayer.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
 from mnemolayer.store.sqlite.store import SQLiteStore
 
@@ -345,7 +345,7 @@ def test_facts_are_ordered_by_valid_from_then_created_at(
 def cte(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """Run traversal tests with both forms of the recursive query (the single-arm one
     serves SQLite before 3.34)."""
-    monkeypatch.setattr(graph_module, "_MULTI_ARM_CTE", request.param == "multi-arm")
+    monkeypatch.setattr(sqlite_store_module, "_MULTI_ARM_CTE", request.param == "multi-arm")
     return str(request.param)
 
 

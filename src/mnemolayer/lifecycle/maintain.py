@@ -86,7 +86,7 @@ from mnemolayer.store.sqlite.engine import iso
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
     from mnemolayer.layers.semantic.apply import SemanticLayer
-    from mnemolayer.store.sqlite.store import SQLiteStore
+    from mnemolayer.store.base import SQLStore
 
 __all__ = [
     "MaintenanceAPI",
@@ -340,7 +340,7 @@ class MaintenanceAPI:
     ``lifecycle``, ``embedder``, ``now`` and ``_require_model``)."""
 
     # Provided by Memory.
-    store: SQLiteStore
+    store: SQLStore
     semantic: SemanticLayer
     lifecycle: LifecycleConfig
     embedder: Embedder

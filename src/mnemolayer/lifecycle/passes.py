@@ -18,7 +18,7 @@ from mnemolayer.store.txn import Txn, sqlite_typed
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
     from mnemolayer.layers.semantic.apply import SemanticLayer
-    from mnemolayer.store.sqlite.store import SQLiteStore
+    from mnemolayer.store.base import SQLStore
 
 __all__ = ["ACTIONS", "MaintenanceOptions", "Pass", "UserMaintenance", "interactions"]
 
@@ -127,7 +127,7 @@ class Pass:
     """One user's maintenance pass: settings, time, and what was done so far (so that
     later steps, and a dry run, see the earlier steps' effects)."""
 
-    store: SQLiteStore
+    store: SQLStore
     semantic: SemanticLayer
     config: LifecycleConfig
     options: MaintenanceOptions

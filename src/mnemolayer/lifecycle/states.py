@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from mnemolayer.config import RetrievalConfig
     from mnemolayer.layers.semantic.apply import SemanticLayer
     from mnemolayer.retrieval.search import Searcher
-    from mnemolayer.store.sqlite.store import SQLiteStore
+    from mnemolayer.store.base import SQLStore
 
 __all__ = ["KIND_IMPORTANCE_FLOOR", "LifecycleAPI", "write_importance"]
 
@@ -90,7 +90,7 @@ class LifecycleAPI:
     ``_require_model``)."""
 
     # Provided by Memory.
-    store: SQLiteStore
+    store: SQLStore
     semantic: SemanticLayer
     lifecycle: LifecycleConfig
     retrieval: RetrievalConfig

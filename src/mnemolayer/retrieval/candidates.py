@@ -22,8 +22,8 @@ from mnemolayer.query import Scope
 from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates
 from mnemolayer.retrieval.bm25 import bm25_scores, idf
 from mnemolayer.retrieval.vectors import UserVectors, VectorCache
+from mnemolayer.store.base import SQLStore
 from mnemolayer.store.graph import GraphStore, normalize_name
-from mnemolayer.store.sqlite.store import SQLiteStore
 from mnemolayer.text.terms import fts_match_expression, query_terms
 
 __all__ = ["CandidateFinder", "Candidates", "Mode", "SearchRequest"]
@@ -99,7 +99,7 @@ class CandidateFinder:
     """Finds the candidates of a :class:`SearchRequest` in one store with one embedder
     (the base of :class:`~mnemolayer.retrieval.search.Searcher`, which ranks them)."""
 
-    def __init__(self, store: SQLiteStore, embedder: Embedder, config: RetrievalConfig) -> None:
+    def __init__(self, store: SQLStore, embedder: Embedder, config: RetrievalConfig) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config

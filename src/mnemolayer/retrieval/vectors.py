@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mnemolayer.retrieval.ann import UserAnn
+from mnemolayer.store.base import SQLStore
 from mnemolayer.store.graph import GraphStore
-from mnemolayer.store.sqlite.store import SQLiteStore
 
 __all__ = ["UserVectors", "VectorCache"]
 
@@ -43,7 +43,7 @@ class VectorCache:
     them for every query (a cheap generation check per search instead).
     """
 
-    def __init__(self, store: SQLiteStore, dim: int, max_users: int = 64) -> None:
+    def __init__(self, store: SQLStore, dim: int, max_users: int = 64) -> None:
         self._store = store
         self._dim = dim
         self._max_users = max_users

@@ -39,7 +39,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsp
 
 from mnemolayer.errors import StoreError, ValidationError
 from mnemolayer.layers.working.window import SessionInfo, WindowState, WorkingMessage
-from mnemolayer.store.sqlite.engine import from_iso, iso
+from mnemolayer.store.rows import from_iso, iso
 
 if TYPE_CHECKING:
     import redis

@@ -8,8 +8,8 @@ Written once in the SQLite dialect; the PostgreSQL store inherits them and trans
 from __future__ import annotations
 
 from mnemolayer.store.metadata import MetadataStatements
+from mnemolayer.store.passes import LifecycleStatements
 from mnemolayer.store.recall import RecallStatements
-from mnemolayer.store.states import LifecycleStatements
 
 __all__ = ["Statements"]
 

@@ -1,157 +1,258 @@
-"""What the maintenance passes read and delete (:mod:`mnemolayer.lifecycle.maintain` and
-its steps: merge, consolidation, purge), as store methods.
-
-A mixin of the SQL store (:class:`~mnemolayer.store.sqlite.store.SQLiteStore`, and so of
-the PostgreSQL store, which translates the same statements); it uses only the store's own
-reads and deletes (:class:`_Store`).
-"""
+"""Lifecycle state of records: access reinforcement, pinning and archiving, and the
+conditional writes of maintenance (:mod:`mnemolayer.lifecycle.maintain`): archiving,
+merging, consolidating, and releasing links to deleted records."""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from mnemolayer.models import MemoryRecord
-from mnemolayer.store.sqlite.engine import iso
-from mnemolayer.store.txn import Txn, sqlite_typed
-from mnemolayer.store.where import purge_archived_where
+from mnemolayer.store.records import RecordsSQL
+from mnemolayer.store.rows import COLUMNS, TIME_FIELDS, AccessState, from_iso, iso
 
-__all__ = ["LifecycleStatements"]
-
-#: A record that may still be linked to a consolidation: active, current, permanent,
-#: unpinned, not consolidated yet and not semantic itself (consolidation's ``_linkable``).
-_OPEN = (
-    "consolidated_into IS NULL AND merged_into IS NULL AND archived_at IS NULL "
-    "AND superseded_by IS NULL AND pinned = 0 AND session_only = 0 AND kind != 'semantic'"
-)
+__all__ = ["StatesSQL"]
 
 
-class _Store(Protocol):
-    """What :class:`LifecycleStatements` uses of the store it is mixed into."""
+class StatesSQL(RecordsSQL):
+    """Access counts, pins, archive, merges and consolidations of records."""
 
-    def select(
-        self, where: str, params: Sequence[Any], *, order: str = "id", limit: int | None = None
-    ) -> list[MemoryRecord]: ...
+    # -- access reinforcement, pinning and archiving -------------------------------------
 
-    def select_rows(self, where: str, params: Sequence[Any]) -> list[tuple[int, MemoryRecord]]: ...
+    def record_access(
+        self,
+        ids: Sequence[str],
+        update: Callable[[AccessState], Mapping[str, Any]],
+        *,
+        wait_s: float = 0.1,
+    ) -> bool:
+        """Reinforce records that recall returned, best-effort: in one short transaction,
+        each record's :class:`AccessState` is read and ``update(state)`` gives its new
+        ``access_count``, ``last_accessed_at`` and ``importance``.
 
-    def ids_where(self, where: str, params: Sequence[Any]) -> set[str]: ...
+        Unlike :meth:`transact`, this tries once and waits at most ``wait_s`` seconds for
+        another writer's lock: a search must never stall or fail because its access could
+        not be counted (a lost count only makes a memory fade a little sooner).
 
-    def existing_ids(self, c: sqlite3.Connection, ids: Sequence[str]) -> set[str]: ...
+        Returns:
+            Whether the counts were written (``False``: read-only store, no ids, or the
+            store was busy or failed; nothing is raised).
+        """
+        if not ids or self.read_only:
+            return False
+        return self._write_briefly(wait_s, lambda c: self._apply_access(c, ids, update))
 
-    def delete_where(
-        self, c: sqlite3.Connection, where: str, params: Sequence[Any]
-    ) -> list[tuple[int, str, str]]: ...
-
-
-def _parts(ids: Iterable[str], size: int = 500) -> Iterable[list[str]]:
-    """``ids`` without repeats, in slices of at most ``size`` (SQL parameter limits)."""
-    items = list(dict.fromkeys(ids))
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def _marks(part: Sequence[Any]) -> str:
-    return ",".join("?" * len(part))
-
-
-class LifecycleStatements:
-    """Reads and deletes of the maintenance passes (mixed into the SQL store)."""
-
-    # -- reads -----------------------------------------------------------------------
-
-    def user_records(self: _Store, user_id: str, ids: Iterable[str]) -> dict[str, MemoryRecord]:
-        """The records of ``user_id`` among ``ids``, by id (ids of other users or of no
-        record are left out)."""
-        out: dict[str, MemoryRecord] = {}
-        for part in _parts(ids):
-            where = f"user_id = ? AND id IN ({_marks(part)})"
-            out.update({r.id: r for r in self.select(where, [user_id, *part])})
-        return out
-
-    def consolidation_open_ids(self: _Store, user_id: str, ids: Iterable[str]) -> set[str]:
-        """Which of ``ids`` are records of ``user_id`` that could still be linked to a
-        consolidation (:data:`_OPEN`; a cheap pre-filter)."""
-        out: set[str] = set()
-        for part in _parts(ids):
-            where = f"user_id = ? AND id IN ({_marks(part)}) AND {_OPEN}"
-            out |= self.ids_where(where, [user_id, *part])
-        return out
-
-    def merged_awaiting_consolidation(
-        self: _Store, user_id: str, min_importance: float
-    ) -> list[MemoryRecord]:
-        """The user's records merged into a survivor that may still need consolidating,
-        oldest insert first: the survivor is active, current and not semantic, and either
-        not consolidated yet (unpinned, permanent, importance ≥ ``min_importance``) or
-        consolidated into a record whose provenance lacks the merged record."""
-        rows = self.select_rows(
-            "user_id = ? AND merged_into IS NOT NULL AND EXISTS (SELECT 1 FROM memories s "
-            "WHERE s.id = memories.merged_into AND s.archived_at IS NULL "
-            "AND s.merged_into IS NULL AND s.superseded_by IS NULL AND s.kind != 'semantic' "
-            "AND ((s.consolidated_into IS NULL AND s.pinned = 0 AND s.session_only = 0 "
-            "AND s.importance >= ?) OR (s.consolidated_into IS NOT NULL AND NOT EXISTS "
-            "(SELECT 1 FROM memories t, json_each(t.source_ids) j "
-            "WHERE t.id = s.consolidated_into AND j.value = memories.id))))",
-            [user_id, min_importance],
+    @staticmethod
+    def _apply_access(
+        c: Any, ids: Sequence[str], update: Callable[[AccessState], Mapping[str, Any]]
+    ) -> None:
+        """The body of :meth:`record_access` inside its transaction ``c`` (the engine's
+        :meth:`_write_briefly`): read each record's :class:`AccessState`, write ``update``'s."""
+        rows = c.execute(
+            "SELECT id, importance, access_count, last_accessed_at FROM memories "
+            f"WHERE id IN ({','.join('?' * len(ids))})",
+            list(ids),
+        ).fetchall()
+        changes = []
+        for mid, imp, count, accessed in rows:
+            new = update(AccessState(mid, imp, count, from_iso(accessed)))
+            changes.append(
+                (new["access_count"], iso(new["last_accessed_at"]), new["importance"], mid)
+            )
+        c.executemany(
+            "UPDATE memories SET access_count = ?, last_accessed_at = ?, importance = ? "
+            "WHERE id = ?",
+            changes,
         )
-        return [r for _rowid, r in rows]
 
-    def merge_pool(self: _Store, user_id: str, now: datetime) -> list[tuple[int, MemoryRecord]]:
-        """``(rowid, record)`` of the user's records that may merge at ``now``: not
-        archived, merged, superseded, session-only or expired by their own
-        ``expires_at``; oldest insert first."""
-        return self.select_rows(
-            "user_id = ? AND archived_at IS NULL AND merged_into IS NULL "
-            "AND superseded_by IS NULL AND session_only = 0 "
+    #: The columns :meth:`set_state` may change.
+    STATE_FIELDS = frozenset({"pinned", "archived_at", "updated_at"})
+
+    def set_state(
+        self, c: sqlite3.Connection, memory_id: str, changes: Mapping[str, Any]
+    ) -> MemoryRecord | None:
+        """Set lifecycle state columns of one record inside ``c``'s transaction:
+        ``pinned`` (bool), ``archived_at`` (datetime or ``None``) and ``updated_at``.
+
+        Returns:
+            The record as it was before, or ``None`` when it does not exist.
+
+        Raises:
+            ValueError: a field outside :attr:`STATE_FIELDS` (a programming error).
+        """
+        unknown = set(changes) - self.STATE_FIELDS
+        if unknown:
+            raise ValueError(f"set_state cannot change {sorted(unknown)}")
+        row = c.execute(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,)).fetchone()
+        if row is None:
+            return None
+        values = [
+            int(val) if key == "pinned" else iso(val) if key in TIME_FIELDS else val
+            for key, val in changes.items()
+        ]
+        if changes:
+            c.execute(
+                f"UPDATE memories SET {', '.join(f'{k} = ?' for k in changes)} WHERE id = ?",
+                [*values, memory_id],
+            )
+        return self.row_record(row)
+
+    # -- lifecycle maintenance (lifecycle/maintain.py) ---------------------------------
+    # Writes here are conditional on the state the caller planned from, so that two
+    # maintenance runs, or a maintenance run and a writer, never change a record twice:
+    # each returns whether it changed anything.
+
+    def user_ids(self) -> list[str]:
+        """Every user that has records, sorted."""
+        return [r[0] for r in self.read("SELECT DISTINCT user_id FROM memories ORDER BY user_id")]
+
+    def top_rowid(self, at_most: int | None = None) -> tuple[int, str] | None:
+        """``(rowid, id)`` of the newest record (of those with rowid ≤ ``at_most``), or
+        ``None`` when there is none. While that row exists, SQLite gives every new record
+        a larger rowid (a rowid is reused only after the largest one is deleted)."""
+        bound, params = ("WHERE rowid <= ?", [at_most]) if at_most is not None else ("", [])
+        rows = self.read(
+            f"SELECT rowid, id FROM memories {bound} ORDER BY rowid DESC LIMIT 1", params
+        )
+        return (int(rows[0][0]), str(rows[0][1])) if rows else None
+
+    def rowid_holds(self, rowid: int, memory_id: str) -> bool:
+        """Whether the record at ``rowid`` still exists and is ``memory_id``."""
+        return bool(
+            self.read("SELECT 1 FROM memories WHERE rowid = ? AND id = ?", (rowid, memory_id))
+        )
+
+    def latest_update(self, user_id: str) -> str | None:
+        """The latest ``updated_at`` of a user's records, as stored (ISO-8601 text)."""
+        rows = self.read("SELECT MAX(updated_at) FROM memories WHERE user_id = ?", (user_id,))
+        return rows[0][0] if rows else None
+
+    def archive_unchanged(self, c: sqlite3.Connection, r: MemoryRecord, at: datetime) -> bool:
+        """Archive ``r`` if it is still as it was read: active, not pinned, and with the
+        same reinforcement fields (a recall in between may have saved it)."""
+        cur = c.execute(
+            "UPDATE memories SET archived_at = ?, updated_at = ? WHERE id = ? "
+            "AND archived_at IS NULL AND merged_into IS NULL AND pinned = 0 "
+            "AND access_count = ? AND importance = ? AND last_accessed_at IS ?",
+            (iso(at), iso(at), r.id, r.access_count, r.importance, iso(r.last_accessed_at)),
+        )
+        return cur.rowcount > 0
+
+    def mark_merged(
+        self, c: sqlite3.Connection, merged_id: str, survivor_id: str, at: datetime
+    ) -> bool:
+        """Merge record ``merged_id`` into ``survivor_id`` if both are still active and
+        current and the merged one is not pinned; records merged into it before follow it
+        to the survivor."""
+        alive = "archived_at IS NULL AND merged_into IS NULL AND superseded_by IS NULL"
+        if not c.execute(
+            f"SELECT 1 FROM memories WHERE id = ? AND {alive}", (survivor_id,)
+        ).fetchone():
+            return False
+        cur = c.execute(
+            f"UPDATE memories SET merged_into = ?, updated_at = ? WHERE id = ? AND {alive} "
+            "AND pinned = 0",
+            (survivor_id, iso(at), merged_id),
+        )
+        if cur.rowcount == 0:
+            return False
+        c.execute(
+            "UPDATE memories SET merged_into = ? WHERE merged_into = ?", (survivor_id, merged_id)
+        )
+        return True
+
+    def absorb(
+        self,
+        c: sqlite3.Connection,
+        survivor_id: str,
+        source_ids: Sequence[str],
+        *,
+        importance: float,
+        restated_at: datetime | None,
+    ) -> None:
+        """What a survivor takes from a record merged into it: its provenance (appended
+        once each), the higher importance, and the restatement as an access (the count
+        grows by one and the last access moves to ``restated_at`` when that is later)."""
+        for source in source_ids:
+            self.add_source(c, survivor_id, source)
+        c.execute(
+            "UPDATE memories SET importance = MAX(importance, ?), access_count = access_count + 1, "
+            "last_accessed_at = CASE WHEN CAST(? AS TEXT) IS NOT NULL AND (last_accessed_at IS NULL "
+            "OR last_accessed_at < ?) THEN ? ELSE last_accessed_at END WHERE id = ?",
+            (importance, iso(restated_at), iso(restated_at), iso(restated_at), survivor_id),
+        )
+
+    def mark_consolidated(self, c: sqlite3.Connection, memory_id: str, into: str) -> bool:
+        """Link record ``memory_id`` to the semantic record ``into`` that consolidates it,
+        if it is active, not pinned and not consolidated yet."""
+        cur = c.execute(
+            "UPDATE memories SET consolidated_into = ? WHERE id = ? AND consolidated_into IS NULL "
+            "AND merged_into IS NULL AND archived_at IS NULL AND pinned = 0",
+            (into, memory_id),
+        )
+        return cur.rowcount > 0
+
+    def release_links(
+        self, c: sqlite3.Connection, user_id: str, gone: Sequence[str], at: datetime
+    ) -> tuple[list[str], list[str]]:
+        """After records ``gone`` were deleted: records merged into one of them return to
+        recall, records consolidated into one of them are no longer downweighted.
+
+        Returns:
+            ``(unmerged ids, unconsolidated ids)``.
+        """
+        unmerged: list[str] = []
+        unconsolidated: list[str] = []
+        items = list(gone)
+        for start in range(0, len(items), 500):
+            part = items[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for column, out in (("merged_into", unmerged), ("consolidated_into", unconsolidated)):
+                where = f"user_id = ? AND {column} IN ({marks})"
+                out += [
+                    r[0]
+                    for r in c.execute(f"SELECT id FROM memories WHERE {where}", [user_id, *part])
+                ]
+                c.execute(
+                    f"UPDATE memories SET {column} = NULL, updated_at = ? WHERE {where}",
+                    [iso(at), user_id, *part],
+                )
+        return unmerged, unconsolidated
+
+    def is_active(
+        self, c: sqlite3.Connection, memory_id: str, *, unconsolidated: bool = False
+    ) -> bool:
+        """Whether a record exists and is in recall as current knowledge (not archived,
+        merged or superseded), and with ``unconsolidated`` not consolidated yet."""
+        extra = " AND consolidated_into IS NULL" if unconsolidated else ""
+        row = c.execute(
+            "SELECT 1 FROM memories WHERE id = ? AND archived_at IS NULL AND merged_into IS NULL "
+            f"AND superseded_by IS NULL{extra}",
+            (memory_id,),
+        ).fetchone()
+        return row is not None
+
+    def active_ids(self, user_id: str, now: datetime) -> set[str]:
+        """Ids of a user's records that recall may return at ``now`` (not expired,
+        archived, merged or superseded)."""
+        rows = self.read(
+            "SELECT id FROM memories WHERE user_id = ? AND archived_at IS NULL "
+            "AND merged_into IS NULL AND superseded_by IS NULL "
             "AND (expires_at IS NULL OR expires_at > ?)",
-            [user_id, iso(now)],
+            (user_id, iso(now)),
         )
+        return {r[0] for r in rows}
 
-    def merged_before(self: _Store, user_id: str, before: datetime) -> list[MemoryRecord]:
-        """The user's unpinned records merged (``updated_at``) at or before ``before``."""
-        return self.select(
-            "user_id = ? AND pinned = 0 AND merged_into IS NOT NULL AND updated_at <= ?",
-            [user_id, iso(before)],
+    def dangling_targets(self, user_id: str) -> list[str]:
+        """Ids that a user's records name in ``merged_into`` or ``consolidated_into`` but
+        that no longer exist (deleted outside maintenance)."""
+        rows = self.read(
+            "SELECT DISTINCT t FROM (SELECT merged_into AS t FROM memories WHERE user_id = ? "
+            "AND merged_into IS NOT NULL UNION SELECT consolidated_into FROM memories "
+            "WHERE user_id = ? AND consolidated_into IS NOT NULL) "
+            "WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = t)",
+            (user_id, user_id),
         )
-
-    def archived_before(self: _Store, user_id: str, before: datetime) -> list[MemoryRecord]:
-        """The user's unpinned, unmerged records archived at or before ``before``."""
-        sql, params = purge_archived_where(before)
-        return self.select(f"user_id = ? AND {sql}", [user_id, *params])
-
-    def merged_into_any(self: _Store, user_id: str, targets: Sequence[str]) -> list[MemoryRecord]:
-        """The user's records merged into any of ``targets``."""
-        out: list[MemoryRecord] = []
-        for start in range(0, len(targets), 500):
-            part = list(targets[start : start + 500])
-            out += self.select(f"user_id = ? AND merged_into IN ({_marks(part)})", [user_id, *part])
-        return out
-
-    def present_ids(self: _Store, c: Txn | None, ids: Sequence[str]) -> set[str]:
-        """Which of ``ids`` are stored records: inside transaction ``c``, or (``None``)
-        by a plain read."""
-        if not ids:
-            return set()
-        if c is not None:
-            return self.existing_ids(sqlite_typed(c), ids)
-        return self.ids_where(f"id IN ({_marks(ids)})", list(ids))
-
-    # -- deletes ---------------------------------------------------------------------
-
-    def delete_user_where(
-        self: _Store, c: Txn, user_id: str, where: str, params: Sequence[Any]
-    ) -> list[str]:
-        """Delete the user's records matching ``where`` (records, keyword index and
-        vectors) inside ``c``; returns the ids deleted."""
-        gone = self.delete_where(sqlite_typed(c), f"user_id = ? AND ({where})", [user_id, *params])
-        return [g[1] for g in gone]
-
-    def delete_user_ids(self: _Store, c: Txn, user_id: str, ids: Sequence[str]) -> None:
-        """Delete the user's records ``ids`` (records, keyword index and vectors) inside
-        ``c``."""
-        self.delete_where(
-            sqlite_typed(c), f"user_id = ? AND id IN ({_marks(ids)})", [user_id, *ids]
-        )
+        return [r[0] for r in rows]

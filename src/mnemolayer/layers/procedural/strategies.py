@@ -55,7 +55,7 @@ from mnemolayer.retrieval.search import active_where
 
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
-    from mnemolayer.store.sqlite.store import SQLiteStore
+    from mnemolayer.store.base import SQLStore
 
 __all__ = [
     "Insight",
@@ -312,7 +312,7 @@ class ProceduralAPI:
 
     procedural_config: ProceduralConfig = ProceduralConfig()
     # Provided by Memory.
-    store: SQLiteStore
+    store: SQLStore
     embedder: Embedder
     lifecycle: LifecycleConfig
     now: Callable[[], datetime]

@@ -29,8 +29,8 @@ from mnemolayer.extract.base import SELF, ExtractedFact, Extractor
 from mnemolayer.extract.rules.extractor import detect_language
 from mnemolayer.lifecycle.conflicts import resolve
 from mnemolayer.models import Fact, MemoryKind, MemoryRecord, content_hash, new_id, normalize_text
+from mnemolayer.store.base import SQLStore
 from mnemolayer.store.graph import GraphStore
-from mnemolayer.store.sqlite.store import SQLiteStore
 
 __all__ = ["Pending", "SemanticLayer", "fact_text"]
 
@@ -83,7 +83,7 @@ class SemanticLayer:
     """Facts for one store. ``extractor=None`` disables extraction (facts can still be
     read, and :meth:`Memory.learn_from_feedback` still records them)."""
 
-    def __init__(self, store: SQLiteStore, extractor: Extractor | None) -> None:
+    def __init__(self, store: SQLStore, extractor: Extractor | None) -> None:
         self.store = store
         self.graph = GraphStore(store)
         self.extractor = extractor

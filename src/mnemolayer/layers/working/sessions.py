@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from mnemolayer.extract.summarize import Summarizer
     from mnemolayer.layers.semantic.apply import SemanticLayer
     from mnemolayer.layers.working.window import SessionInfo, SessionStore
-    from mnemolayer.store.sqlite.store import SQLiteStore
+    from mnemolayer.store.base import SQLStore
 
 __all__ = [
     "MAX_SUMMARY_TOKENS",
@@ -154,7 +154,7 @@ class SessionAPI:
     ``summarizer``, ``semantic``, ``now``, ``_records`` and ``_insert``)."""
 
     # Provided by Memory.
-    store: SQLiteStore
+    store: SQLStore
     sessions: SessionStore
     lifecycle: LifecycleConfig
     summarizer: Summarizer

@@ -35,7 +35,8 @@ from mnemolayer.errors import NotFoundError, ValidationError
 from mnemolayer.extract.summarize import ExtractiveSummarizer
 from mnemolayer.models import new_id
 from mnemolayer.privacy.redact import redact
-from mnemolayer.store.sqlite.engine import SQLiteConnection, from_iso, iso
+from mnemolayer.store.engine import Engine
+from mnemolayer.store.sqlite.engine import from_iso, iso
 from mnemolayer.text.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     REPLY_PRIMER_TOKENS,
@@ -241,7 +242,7 @@ class SQLiteSessionStore:
             several threads and processes may share the file.
     """
 
-    def __init__(self, conn: SQLiteConnection) -> None:
+    def __init__(self, conn: Engine) -> None:
         self.conn = conn
 
     def load(self, user_id: str, session_id: str, agent_id: str | None) -> WindowState | None:
@@ -900,7 +901,7 @@ class WorkingMemory:
         self._store.save(self._state)
 
 
-def get_session_store(spec: SessionStore | str | None, conn: SQLiteConnection) -> SessionStore:
+def get_session_store(spec: SessionStore | str | None, conn: Engine) -> SessionStore:
     """Resolve ``Memory(sessions=...)``.
 
     Args:

