@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 from mnemolayer import _validate as v
 from mnemolayer.config import RetrievalConfig, default_db_path
@@ -17,16 +18,17 @@ from mnemolayer.crypto import EncryptionConfig, FieldCipher, KeyRing, resolve_en
 from mnemolayer.embed import get_embedder
 from mnemolayer.embed.base import Embedder
 from mnemolayer.errors import (
-    EmbeddingModelMismatchError,
     NotFoundError,
     ScopeRequiredError,
     StoreError,
     ValidationError,
 )
-from mnemolayer.extract.base import ExtractedFact, Extractor
+from mnemolayer.extract.base import Extractor
 from mnemolayer.extract.summarize import Summarizer, get_summarizer
+from mnemolayer.layers.episodic.model import EmbeddingGuard
+from mnemolayer.layers.episodic.write import EpisodicWriter, MessageInput
 from mnemolayer.layers.procedural.strategies import ProceduralAPI
-from mnemolayer.layers.semantic.apply import Pending, SemanticLayer
+from mnemolayer.layers.semantic.apply import SemanticLayer
 from mnemolayer.layers.semantic.facts import SemanticAPI
 from mnemolayer.layers.working.sessions import SessionAPI
 from mnemolayer.layers.working.window import (
@@ -39,27 +41,19 @@ from mnemolayer.layers.working.window import (
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.lifecycle.importance import ImportanceEstimator, RuleImportance
 from mnemolayer.lifecycle.maintain import MaintenanceAPI
-from mnemolayer.lifecycle.states import KIND_IMPORTANCE_FLOOR, LifecycleAPI
+from mnemolayer.lifecycle.states import LifecycleAPI
 from mnemolayer.models import (
     HistoryEvent,
     Hit,
     MemoryPage,
     MemoryRecord,
-    Message,
-    message_hash,
-    new_id,
 )
 from mnemolayer.privacy import export as transfer
 from mnemolayer.privacy import markdown as memory_md
 from mnemolayer.privacy.erasure import DeletionReceipt, delete_scope
 from mnemolayer.privacy.redact import RedactionConfig
 from mnemolayer.privacy.wiring import (
-    private_facts,
-    redact_metadata,
-    redact_text,
-    report_part,
     resolve_privacy,
-    with_report,
 )
 from mnemolayer.query import parse_filter
 from mnemolayer.registry import get_extractor
@@ -70,8 +64,29 @@ from mnemolayer.store.sqlite.store import SQLiteStore, parse_db_url
 
 __all__ = ["Memory", "MessageInput", "Progress"]
 
-MessageInput = str | Message | dict[str, Any]
 Progress = Callable[[int, int], None]  # (done, total)
+P = ParamSpec("P")
+R = TypeVar("R")
+S = TypeVar("S")
+
+
+def _delegate(
+    method: Callable[Concatenate[S, P], R], service: str
+) -> Callable[Concatenate[Memory, P], R]:
+    """``Memory.<name>``: ``method`` called on the service held in attribute ``service``.
+
+    ``functools.wraps`` keeps the method's name, docstring and ``__wrapped__`` (so
+    :func:`inspect.signature` gives its real parameters), and the return type keeps them
+    for mypy: the services own the docstrings, the facade owns none of the logic.
+    """
+
+    @functools.wraps(method)
+    def call(self: Memory, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        return method(getattr(self, service), *args, **kwargs)
+
+    call.__qualname__ = f"Memory.{method.__name__}"
+    call.__module__ = __name__
+    return call
 
 
 class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, MaintenanceAPI):
@@ -190,7 +205,8 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         self.keyring: KeyRing | None = None
         try:
             self.keyring = _open_encryption(self.store, crypto_config, master_key)
-            self._model_ok = self._check_model(raise_on_mismatch=check_embedder)
+            self._guard = EmbeddingGuard(self.store, self.embedder, self.path)
+            self._guard.check(raise_on_mismatch=check_embedder)
         except BaseException:
             self._close_store()
             raise
@@ -212,31 +228,16 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         ]  # fmt: skip
         self.semantic = SemanticLayer(self.store, extractor_)
         self._searcher = Searcher(self.store, self.embedder, self.retrieval)
-
-    # -- model bookkeeping -------------------------------------------------------------
-
-    def _model_label(self) -> str:
-        return f"{self.embedder.name} ({self.embedder.dim})"
-
-    def _check_model(self, *, raise_on_mismatch: bool) -> bool:
-        # First opener records its model; both keys in one transaction, so a concurrent
-        # opener sees both or neither.
-        meta = self.store.init_meta(
-            {"embedding_model": self.embedder.name, "embedding_dim": str(self.embedder.dim)}
-        )
-        stored = f"{meta['embedding_model']} ({meta['embedding_dim']})"
-        if stored == self._model_label():
-            return True
-        if raise_on_mismatch:
-            raise EmbeddingModelMismatchError(self.path, stored, self._model_label())
-        return False
-
-    def _require_model(self) -> None:
-        if not self._model_ok:
-            stored = (
-                f"{self.store.get_meta('embedding_model')} ({self.store.get_meta('embedding_dim')})"
-            )
-            raise EmbeddingModelMismatchError(self.path, stored, self._model_label())
+        self._writer = EpisodicWriter(
+            self.store, self.embedder, self.semantic, self.privacy,
+            self.importance_estimator, self.now, self._guard,
+        )  # fmt: skip
+        # The mixins' way to the write path (until they become services).
+        self._records = self._writer.records
+        self._insert = self._writer.insert
+        self._prepare = self._writer.prepare
+        self._index = self._writer.index
+        self._require_model = self._guard.require
 
     def now(self) -> datetime:
         """The clock's current time (aware UTC)."""
@@ -244,369 +245,9 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
 
     # -- write -------------------------------------------------------------------------
 
-    def add(
-        self,
-        messages: MessageInput | Sequence[MessageInput],
-        *,
-        user_id: str,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        timestamp: datetime | str | None = None,
-        metadata: dict[str, Any] | None = None,
-        importance: float | None = None,
-        kind: str = "episodic",
-        session_only: bool = False,
-        pinned: bool = False,
-        expires_at: datetime | str | None = None,
-    ) -> builtins.list[MemoryRecord]:
-        """Store one text or a list of messages: one record per message, in one transaction.
-
-        Args:
-            messages: a string (one user message), a :class:`Message`, a dict with
-                ``role``/``content`` (and optionally ``name``, ``timestamp``, ``id``,
-                ``metadata``), or a list of those.
-            user_id: the tenant; required.
-            agent_id, session_id: narrower scope.
-            timestamp: when the messages happened (message ``timestamp`` wins); naive → UTC;
-                default: now.
-            metadata: JSON object merged under each message's own metadata.
-            importance: in [0, 1]; ``None`` (default) estimates it per message from
-                its text (by the constructor's ``importance`` estimator; the default
-                rules, :func:`mnemolayer.lifecycle.states.write_importance`: explicit
-                "remember", identity, health, preferences, plans and dates raise it,
-                small talk lowers it; preference records start at 0.6, semantic,
-                procedural and summary ones at 0.5). A given value always wins.
-            kind: the layer (``episodic`` default).
-            session_only: temporary memories of the session ``session_id`` (required
-                then): searched and listed like any other, and deleted by
-                :meth:`end_session` together with the facts only they stated.
-            pinned: pin the new records (:meth:`pin`): they never decay and are never
-                forgotten by maintenance.
-            expires_at: when the new records expire (datetime or ISO-8601; naive →
-                UTC); it must be after each message's time. An expired record is out of
-                recall at once and deleted by the next :meth:`maintain` (with the facts
-                only it stated); pinned records never expire. ``None`` (default): the
-                kind's default TTL (``LifecycleConfig.ttl_days``, counted from the
-                message's time, applied when read, so a changed TTL applies to records
-                already stored), else never.
-
-        Returns:
-            The records in message order. Idempotent: a message whose normalised content,
-            speaker, kind and scope match an existing record returns that record unchanged.
-            Session-only and permanent records are matched apart: the same text added
-            both ways is stored twice, and only the session-only copy goes when the
-            session ends (see :func:`mnemolayer.models.message_hash`). A matching record
-            keeps its own importance, pin and expiry (use :meth:`pin` to pin it).
-
-        Raises:
-            ValidationError: blank content, bad scope ids, metadata, timestamp or
-                importance; ``session_only`` not a bool or without a ``session_id``
-                (field ``"session_only"``); ``pinned`` not a bool; ``expires_at`` not a
-                time or not after a message's time (field ``"expires_at"``). Nothing is
-                stored and the embedder is not called.
-        """
-        return self._insert(
-            self._records(
-                messages, user_id=user_id, agent_id=agent_id, session_id=session_id,
-                timestamp=timestamp, metadata=metadata, importance=importance, kind=kind,
-                session_only=session_only, pinned=pinned, expires_at=expires_at,
-            )
-        )  # fmt: skip
-
-    def _records(
-        self,
-        messages: MessageInput | Sequence[MessageInput],
-        *,
-        user_id: str,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        timestamp: datetime | str | None = None,
-        metadata: dict[str, Any] | None = None,
-        importance: float | None = None,
-        kind: str = "episodic",
-        session_only: bool = False,
-        pinned: bool = False,
-        expires_at: datetime | str | None = None,
-    ) -> builtins.list[MemoryRecord]:
-        """Validate :meth:`add`'s arguments into records (nothing stored)."""
-        user_id = v.scope_id(user_id, "user_id", required=True)
-        agent_id = v.scope_id(agent_id, "agent_id")
-        session_id = v.scope_id(session_id, "session_id")
-        if not isinstance(session_only, bool):
-            raise ValidationError(
-                "session_only", f"must be True or False, got {type(session_only).__name__}"
-            )
-        if session_only and session_id is None:
-            raise ValidationError("session_only", "a session-only memory needs a session_id")
-        if not isinstance(pinned, bool):
-            raise ValidationError("pinned", f"must be True or False, got {type(pinned).__name__}")
-        kind_ = v.kind(kind)
-        base_meta = v.metadata(metadata)
-        base_time = v.time(timestamp, "timestamp")
-        imp = v.importance(importance)
-        expiry = v.time(expires_at, "expires_at")
-        msgs = v.messages(messages)
-        now = self.now()
-        records: builtins.list[MemoryRecord] = []
-        for i, m in enumerate(msgs):
-            meta = {**base_meta, **v.metadata(m.metadata, f"messages[{i}].metadata")}
-            content, meta = self._redact(m.content, meta)  # before hashing and everything
-            speaker = m.name
-            occurred = m.timestamp or base_time or now
-            if expiry is not None and expiry <= occurred:
-                raise ValidationError(
-                    "expires_at",
-                    f"must be after the message's time {occurred.isoformat()}"
-                    + (f" (messages[{i}])" if len(msgs) > 1 else "")
-                    + f", got {expiry.isoformat()}",
-                )
-            hashed = message_hash(
-                content, agent_id, session_id, kind_.value, speaker or m.role,
-                session_only=session_only,
-            )  # fmt: skip
-            records.append(
-                MemoryRecord(
-                    id=new_id(), user_id=user_id, agent_id=agent_id, session_id=session_id,
-                    kind=kind_, content=content, role=m.role, speaker=speaker,
-                    metadata=meta, created_at=now, updated_at=now,
-                    importance=imp if imp is not None else 0.0,  # estimated below
-                    occurred_at=occurred, source_ids=[m.id or new_id()], content_hash=hashed,
-                    embedding_model=self.embedder.name, session_only=session_only,
-                    pinned=pinned, expires_at=expiry,
-                )
-            )  # fmt: skip
-        if imp is None:
-            # Estimated once every message has passed its checks, so that a rejected call
-            # costs no model request; a text given twice in one call is estimated once.
-            # Outside any transaction: add() calls this before _insert opens one.
-            floor = KIND_IMPORTANCE_FLOOR.get(kind_, 0.0)
-            estimated: dict[str, float] = {}
-            for j, r in enumerate(records):
-                if r.content not in estimated:
-                    value = self.importance_estimator.estimate(r.content).value
-                    estimated[r.content] = max(floor, v.importance(value) or 0.0)
-                records[j] = r.model_copy(update={"importance": estimated[r.content]})
-        return records
-
-    def _redact(self, content: str, metadata: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        """``content`` and ``metadata`` with :attr:`privacy` applied, the metadata carrying
-        the report (:data:`mnemolayer.privacy.REDACTED_KEY`); unchanged when privacy is
-        off."""
-        if self.privacy is None:
-            return content, metadata
-        text, found = redact_text(content, self.privacy)
-        meta, found_meta = redact_metadata(metadata, self.privacy)
-        return text, with_report(meta, found, found_meta)
-
-    def _prepare(
-        self,
-        turns: Sequence[MemoryRecord],
-        now: datetime,
-        given: dict[str, builtins.list[ExtractedFact]] | None = None,
-    ) -> builtins.list[Pending]:
-        """:meth:`SemanticLayer.prepare` under :attr:`privacy`: the facts (given ones
-        too) redacted, and those about nothing but a redacted value ("likes [CARD]")
-        dropped."""
-        cfg = self.privacy
-        if cfg is not None and given:
-            given = {rid: private_facts(facts, cfg) for rid, facts in given.items()}
-        pending = self.semantic.prepare(turns, now, given)
-        if cfg is None:
-            return pending
-        out: builtins.list[Pending] = []
-        for p in pending:
-            facts = private_facts(p.facts, cfg)
-            if facts == p.facts:
-                out.append(p)
-            elif facts:
-                out.append(self.semantic.draft(p.turn, facts, now))
-        return out
-
-    def _insert(
-        self,
-        records: builtins.list[MemoryRecord],
-        facts: dict[str, builtins.list[ExtractedFact]] | None = None,
-    ) -> builtins.list[MemoryRecord]:
-        """Extract facts and embed new records (outside the write lock), then insert all
-        in one transaction. ``facts`` gives the facts of some records instead of running
-        the extractor on them (learned feedback)."""
-        if not records:
-            return []
-        self._require_model()
-        user_id = records[0].user_id
-        existing = self.store.find_by_hash(None, user_id, [r.content_hash for r in records])
-        fresh: dict[str, MemoryRecord] = {}
-        for r in records:
-            if r.content_hash not in existing and r.content_hash not in fresh:
-                fresh[r.content_hash] = r
-        new = list(fresh.values())
-        now = self.now()
-        # The same words said again later are stored once, but they restate their facts
-        # at the later time (which reopens a fact retracted in between).
-        restated, given = self._restatements(records, existing, facts or {})
-        pending = self._prepare([*new, *restated], now, given)
-        vec_of, terms = self._index(new, pending)
-
-        def write(c: sqlite3.Connection) -> dict[str, MemoryRecord]:
-            stored: dict[str, MemoryRecord] = {}
-            inserted: set[str] = set()
-            done = self.store.insert_many(c, [(r, terms[r.id], vec_of[r.id]) for r in new])
-            for r, ok in zip(new, done, strict=True):
-                if not ok:
-                    # Another writer stored the same content meanwhile: return theirs.
-                    stored.update(self.store.find_by_hash(c, user_id, [r.content_hash]))
-                else:
-                    stored[r.content_hash] = r
-                    inserted.add(r.id)
-            if pending:
-                inserted.update(r.id for r in restated)
-                self.semantic.apply(c, pending, inserted, vec_of, terms, now)
-            return stored
-
-        stored = self.store.transact(write)
-        by_hash = {**existing, **stored}
-        return [self.store.as_stored(by_hash[r.content_hash]) for r in records]
-
-    def _index(
-        self, records: builtins.list[MemoryRecord], pending: Sequence[Pending]
-    ) -> tuple[dict[str, Any], dict[str, str]]:
-        """Vectors and keyword terms, by record id, for ``records`` and the sentence
-        records drafted in ``pending``: one embedding batch for all; a message's terms
-        include its facts' sentences."""
-        drafts = [d for p in pending for d in p.drafts.values()]
-        both = [*records, *drafts]
-        vectors = embed_records(self.embedder, both)
-        extra = {p.turn.id: p.keyword_text() for p in pending}
-        return (
-            {r.id: vec for r, vec in zip(both, vectors, strict=True)},
-            {r.id: keyword_terms(r, extra.get(r.id, "")) for r in both},
-        )
-
-    @staticmethod
-    def _restatements(
-        records: builtins.list[MemoryRecord],
-        existing: dict[str, MemoryRecord],
-        facts: dict[str, builtins.list[ExtractedFact]],
-    ) -> tuple[builtins.list[MemoryRecord], dict[str, builtins.list[ExtractedFact]]]:
-        """Stored messages said again at a later time, as views carrying the new time
-        (for extraction), and the given facts re-keyed to the stored ids."""
-        given = dict(facts)
-        restated: dict[str, MemoryRecord] = {}
-        for r in records:
-            old = existing.get(r.content_hash)
-            if old is None or old.occurred_at is None or r.occurred_at is None:
-                continue
-            if r.id in facts:
-                given[old.id] = facts[r.id]
-            if r.occurred_at > old.occurred_at and old.id not in restated:
-                restated[old.id] = old.model_copy(update={"occurred_at": r.occurred_at})
-        return list(restated.values()), given
-
-    def update(
-        self,
-        memory_id: str,
-        *,
-        content: str | None = None,
-        metadata: dict[str, Any] | None = None,
-        importance: float | None = None,
-        user_id: str | None = None,
-    ) -> MemoryRecord:
-        """Change a memory's content (re-indexed), metadata (replaced whole) or importance.
-
-        The previous version is kept in :meth:`history` as an ``UPDATE`` event. New
-        content of a message is mined for facts again: the facts only its old words
-        stated are dropped (a fact they had closed is current again), the new words'
-        facts are resolved as if said at the message's time. New content and metadata
-        are redacted as :meth:`add` redacts them (``Memory(privacy=...)``); the
-        ``"_redacted"`` report keeps the part of what is not changed.
-
-        Raises:
-            NotFoundError: no such memory (for ``user_id`` when given).
-            ValidationError: bad values, nothing to change, the new content duplicates
-                another memory in the same scope, or new content for the sentence record
-                of a fact (state the change as a message, or delete the fact's record).
-        """
-        old = self.get(memory_id, user_id=user_id)
-        if content is None and metadata is None and importance is None:
-            raise ValidationError(None, "nothing to update: give content, metadata or importance")
-        changes: dict[str, Any] = {"updated_at": self.now()}
-        if content is not None:
-            changes["content"] = v.content(content)
-        if metadata is not None:
-            changes["metadata"] = v.metadata(metadata)
-        if self.privacy is not None and (content is not None or metadata is not None):
-            # The report's part of what is not new is carried over from the old record.
-            text, found = (
-                redact_text(changes["content"], self.privacy)
-                if content is not None
-                else (old.content, report_part(old.metadata, "content"))
-            )
-            meta, found_meta = (
-                redact_metadata(changes["metadata"], self.privacy)
-                if metadata is not None
-                else (old.metadata, report_part(old.metadata, "metadata"))
-            )
-            if content is not None:
-                changes["content"] = text
-            changes["metadata"] = with_report(meta, found, found_meta)
-        if content is not None:
-            changes["content_hash"] = message_hash(
-                changes["content"], old.agent_id, old.session_id, old.kind.value,
-                old.speaker or old.role, session_only=old.session_only,
-            )  # fmt: skip
-        if importance is not None:
-            changes["importance"] = v.importance(importance)
-        new = old.model_copy(update=changes)
-        self._require_model()
-        if content is not None:
-            fact = self.semantic.graph.fact_by_memory_id(old.user_id, old.id)
-            if fact is not None:
-                raise ValidationError(
-                    "content",
-                    f"memory {old.id} is the sentence of fact {fact.id} ({fact.predicate}); "
-                    "add the change as a message (the fact is then superseded) or delete it",
-                )
-        now = changes["updated_at"]
-        pending = self._prepare([new], now) if content is not None else []
-        vec_of, terms = self._index([new], pending) if content is not None else ({}, {})
-
-        def write(c: sqlite3.Connection) -> None:
-            if content is not None:
-                clash = self.store.find_by_hash(c, old.user_id, [new.content_hash])
-                other = clash.get(new.content_hash)
-                if other is not None and other.id != old.id:
-                    raise ValidationError(
-                        "content", f"memory {other.id} already holds this content"
-                    )
-            self.store.update_record(c, new)
-            if content is not None:
-                self.store.replace_index(c, new.id, terms[new.id], vec_of[new.id])
-                # What the old words stated goes; what the new words state comes.
-                self.semantic.forget(c, new.user_id, [new.id], now)
-                if pending:
-                    self.semantic.apply(c, pending, {new.id}, vec_of, terms, now)
-            self.store.add_history(c, new.id, new.user_id, "UPDATE", old, new, now)
-
-        self.store.transact(write)
-        return self.store.as_stored(new)
-
-    def delete(self, memory_id: str, *, user_id: str | None = None) -> None:
-        """Delete one memory from the records and every index; a ``DELETE`` history event
-        stays for audit (until :meth:`delete_all` for its user).
-
-        Raises:
-            NotFoundError: no such memory (for ``user_id`` when given).
-        """
-        old = self.get(memory_id, user_id=user_id)
-
-        now = self.now()
-
-        def write(c: sqlite3.Connection) -> None:
-            self.store.delete_where(c, "id = ?", [old.id])
-            self.store.add_history(c, old.id, old.user_id, "DELETE", old, None, now)
-            self.semantic.forget(c, old.user_id, [old.id], now)
-
-        self.store.transact(write)
+    add = _delegate(EpisodicWriter.add, "_writer")
+    update = _delegate(EpisodicWriter.update, "_writer")
+    delete = _delegate(EpisodicWriter.delete, "_writer")
 
     def delete_all(
         self, *, user_id: str, agent_id: str | None = None, session_id: str | None = None
@@ -710,7 +351,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         if req.limit == 0 or (req.threshold is not None and req.threshold > 1.0):
             return []
         if req.mode != "keyword":
-            self._require_model()
+            self._guard.require()
         return self._searcher.search(req)
 
     @property
@@ -849,7 +490,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
                 progress(min(start + batch_size, total), total)
         self.store.set_meta("embedding_model", self.embedder.name)
         self.store.set_meta("embedding_dim", str(self.embedder.dim))
-        self._model_ok = True  # the vector cache reloads by itself: the generation moved
+        self._guard.ok = True  # the vector cache reloads by itself: the generation moved
         return total
 
     def extract_facts(
@@ -874,7 +515,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         batch_size = v.batch_size(batch_size)
         if self.semantic.extractor is None:
             raise ValidationError("extractor", "extract_facts needs an extractor (e.g. 'rules')")
-        self._require_model()
+        self._guard.require()
         todo = self.semantic.graph.unmined_messages(
             v.scope_id(user_id, "user_id") if user_id is not None else None
         )
