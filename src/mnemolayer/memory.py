@@ -1,70 +1,56 @@
-"""The public entry point: :class:`Memory` (sync). ``aio.py`` wraps it as :class:`AsyncMemory`."""
+"""The public entry point: :class:`Memory` (sync). ``aio.py`` wraps it as :class:`AsyncMemory`.
+
+``Memory`` is a facade: ``__init__`` resolves the configured parts and wires the services
+of :mod:`mnemolayer.layers`, :mod:`mnemolayer.lifecycle`, :mod:`mnemolayer.context` and
+:mod:`mnemolayer.privacy` with their collaborators; each public method is the service's
+own method (:func:`_delegate`), so the services own the docstrings and the logic.
+"""
 
 from __future__ import annotations
 
-import builtins
 import functools
 import os
 import re
-import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from datetime import UTC, datetime
-from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
+from collections.abc import Callable
+from datetime import datetime
+from typing import Concatenate, ParamSpec, TypeVar
 
 from mnemolayer import _validate as v
 from mnemolayer.config import RetrievalConfig, default_db_path
-from mnemolayer.context.assemble import ContextAPI
+from mnemolayer.context.assemble import ContextBuilder
 from mnemolayer.crypto import EncryptionConfig, FieldCipher, KeyRing, resolve_encryption
 from mnemolayer.embed import get_embedder
 from mnemolayer.embed.base import Embedder
-from mnemolayer.errors import (
-    NotFoundError,
-    ScopeRequiredError,
-    StoreError,
-    ValidationError,
-)
+from mnemolayer.errors import StoreError, ValidationError
 from mnemolayer.extract.base import Extractor
 from mnemolayer.extract.summarize import Summarizer, get_summarizer
 from mnemolayer.layers.episodic.model import EmbeddingGuard
+from mnemolayer.layers.episodic.read import EpisodicReader
+from mnemolayer.layers.episodic.reindex import Reindexer
 from mnemolayer.layers.episodic.write import EpisodicWriter, MessageInput
-from mnemolayer.layers.procedural.strategies import ProceduralAPI
+from mnemolayer.layers.procedural.strategies import ProceduralConfig, ProceduralMemory
 from mnemolayer.layers.semantic.apply import SemanticLayer
-from mnemolayer.layers.semantic.facts import SemanticAPI
-from mnemolayer.layers.working.sessions import SessionAPI
-from mnemolayer.layers.working.window import (
-    SessionStore,
-    SQLiteSessionStore,
-    WorkingMemory,
-    get_session_store,
-    working,
-)
+from mnemolayer.layers.semantic.facts import SemanticMemory
+from mnemolayer.layers.working.sessions import Sessions
+from mnemolayer.layers.working.window import SessionStore, SQLiteSessionStore, get_session_store
+from mnemolayer.lifecycle.clock import system_clock
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.lifecycle.importance import ImportanceEstimator, RuleImportance
-from mnemolayer.lifecycle.maintain import MaintenanceAPI
-from mnemolayer.lifecycle.states import LifecycleAPI
-from mnemolayer.models import (
-    HistoryEvent,
-    Hit,
-    MemoryPage,
-    MemoryRecord,
-)
-from mnemolayer.privacy import export as transfer
-from mnemolayer.privacy import markdown as memory_md
-from mnemolayer.privacy.erasure import DeletionReceipt, delete_scope
+from mnemolayer.lifecycle.maintain import Maintenance
+from mnemolayer.lifecycle.states import Lifecycle
+from mnemolayer.privacy.erasure import Erasure
+from mnemolayer.privacy.export import Transfer
+from mnemolayer.privacy.markdown import MarkdownView
 from mnemolayer.privacy.redact import RedactionConfig
-from mnemolayer.privacy.wiring import (
-    resolve_privacy,
-)
-from mnemolayer.query import parse_filter
+from mnemolayer.privacy.wiring import resolve_privacy
+from mnemolayer.protocols import Progress
 from mnemolayer.registry import get_extractor
-from mnemolayer.retrieval.index import embed_records, keyword_terms
-from mnemolayer.retrieval.search import Scope, Searcher, SearchRequest, scope_where
+from mnemolayer.retrieval.search import Searcher
 from mnemolayer.store.postgres.store import PostgresStore, is_postgres_url, redact_url
 from mnemolayer.store.sqlite.store import SQLiteStore, parse_db_url
 
 __all__ = ["Memory", "MessageInput", "Progress"]
 
-Progress = Callable[[int, int], None]  # (done, total)
 P = ParamSpec("P")
 R = TypeVar("R")
 S = TypeVar("S")
@@ -89,7 +75,7 @@ def _delegate(
     return call
 
 
-class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, MaintenanceAPI):
+class Memory:
     """Long-term memory over one store.
 
     Args:
@@ -196,7 +182,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             )
         self.lifecycle = lifecycle or LifecycleConfig()
         self.privacy: RedactionConfig | None = resolve_privacy(privacy)
-        self._clock = clock or (lambda: datetime.now(UTC))
+        self._now = functools.partial(v.utc_now, clock or system_clock)
         self.store: SQLiteStore = (
             PostgresStore(str(target), read_only=read_only)
             if postgres
@@ -228,382 +214,111 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         ]  # fmt: skip
         self.semantic = SemanticLayer(self.store, extractor_)
         self._searcher = Searcher(self.store, self.embedder, self.retrieval)
-        self._writer = EpisodicWriter(
-            self.store, self.embedder, self.semantic, self.privacy,
-            self.importance_estimator, self.now, self._guard,
+        self._wire()
+
+    def _wire(self) -> None:
+        """Build the services over the resolved parts."""
+        store, embedder, semantic, now = self.store, self.embedder, self.semantic, self._now
+        guard, lifecycle, searcher = self._guard, self.lifecycle, self._searcher
+        writer = EpisodicWriter(
+            store, embedder, semantic, self.privacy, self.importance_estimator, now, guard
+        )
+        self._writer = writer
+        self._reader = EpisodicReader(
+            store, semantic.graph, searcher, lifecycle, now, guard, self.path
+        )
+        self._reindexer = Reindexer(store, embedder, semantic, writer, now, guard)
+        self._facts = SemanticMemory(semantic, writer, now)
+        self._procedural = ProceduralMemory(store, embedder, writer, now, lifecycle)
+        self._sessions = Sessions(
+            store, self.sessions, self.summarizer, writer, semantic, self.privacy,
+            lifecycle, now,
         )  # fmt: skip
-        # The mixins' way to the write path (until they become services).
-        self._records = self._writer.records
-        self._insert = self._writer.insert
-        self._prepare = self._writer.prepare
-        self._index = self._writer.index
-        self._require_model = self._guard.require
+        self._lifecycle = Lifecycle(
+            store, semantic.graph, lifecycle, self.retrieval, searcher, now, guard.require
+        )
+        self._maintenance = Maintenance(store, semantic, lifecycle, embedder, now, guard.require)
+        self._erasure = Erasure(
+            store, semantic, self.sessions, searcher, self._procedural.task_vectors,
+            self.keyring, now,
+        )  # fmt: skip
+        self._transfer = Transfer(store, semantic.graph, self.sessions, embedder, guard.require)
+        self._markdown = MarkdownView(store, semantic.graph, writer, now)
+        # The saved window of context(session_id=...) is read from the store's own file.
+        self._context = ContextBuilder(
+            self._reader.search, self._facts.facts, self._procedural.strategies,
+            SQLiteSessionStore(store),
+        )  # fmt: skip
 
     def now(self) -> datetime:
         """The clock's current time (aware UTC)."""
-        return v.utc_now(self._clock)
+        return self._now()
 
-    # -- write -------------------------------------------------------------------------
+    @property
+    def procedural_config(self) -> ProceduralConfig:
+        """The thresholds of procedural memory (:class:`ProceduralConfig`); assign a new
+        one to change them for this store object, or pass ``config=`` to one call."""
+        return self._procedural.config
 
-    add = _delegate(EpisodicWriter.add, "_writer")
-    update = _delegate(EpisodicWriter.update, "_writer")
-    delete = _delegate(EpisodicWriter.delete, "_writer")
-
-    def delete_all(
-        self, *, user_id: str, agent_id: str | None = None, session_id: str | None = None
-    ) -> DeletionReceipt:
-        """Delete every memory in a scope from records, vectors and keyword index, and
-        return a verified :class:`~mnemolayer.privacy.erasure.DeletionReceipt`.
-
-        With only ``user_id``, everything of the user goes: records, vectors, keyword
-        index rows, history, knowledge graph, working-memory windows (SQLite or Redis),
-        any other table with a ``user_id`` column, this object's caches and, on an
-        encrypted store, the user's data key. The receipt counts what each table and
-        index lost and re-checks all of them after the commit (:mod:`mnemolayer.privacy.erasure`
-        lists the checks); ``receipt.verified`` is ``True`` when nothing of the user is
-        left. With a narrower scope, each deleted memory gets a ``DELETE`` history event.
-
-        Returns:
-            The receipt; ``receipt.memories`` is how many memories were removed (with a
-            narrower scope, this includes the records of facts that only the deleted
-            messages stated).
-
-        Raises:
-            ScopeRequiredError: ``user_id`` missing (a store-wide wipe is never implied).
-            StoreError: the store or the session store failed.
-        """
-        if user_id is None:
-            raise ScopeRequiredError("user_id: delete_all needs a user_id scope")
-        user_id = v.scope_id(user_id, "user_id", required=True)
-        return delete_scope(
-            self,
-            user_id,
-            v.scope_id(agent_id, "agent_id"),
-            v.scope_id(session_id, "session_id"),
-            self.now(),
-        )
-
-    # -- read --------------------------------------------------------------------------
-
-    def search(
-        self,
-        query: str,
-        *,
-        user_id: str,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        limit: int = 10,
-        filters: dict[str, Any] | None = None,
-        threshold: float | None = None,
-        kinds: Sequence[str] | None = None,
-        mode: Literal["hybrid", "vector", "keyword"] = "hybrid",
-        include_history: bool = False,
-        explain: bool = False,
-    ) -> builtins.list[Hit]:
-        """Hybrid recall within one user's memories.
-
-        Args:
-            query: non-blank text.
-            user_id: required; nothing outside this user is ever returned.
-            agent_id, session_id, kinds: narrow the scope.
-            limit: at most this many hits (0 → ``[]``).
-            filters: metadata filter (see :mod:`mnemolayer.query`); ``None`` or
-                ``{}`` for none.
-            threshold: keep hits whose ``score`` ≥ threshold (> 1 returns nothing).
-            mode: ``"hybrid"`` (vector + keyword), ``"vector"`` or ``"keyword"`` only.
-            include_history: also return superseded memories (facts that are no longer
-                true), ranked below current ones; by default only what is current.
-            explain: attach to each hit why it ranks where it does
-                (:attr:`Hit.explanation`: the score parts, retention and its parts).
-
-        Returns:
-            Hits sorted by ``score`` in [0, 1], highest first, each with its breakdown.
-            Messages are also found through the sentences of the facts extracted from
-            them; a message whose facts have all been superseded ranks lower. Scores
-            are scaled by retention (``score · (1 - w + w · retention)``, ``w`` =
-            ``lifecycle.ranking_weight``), so a faded memory ranks below an equally
-            relevant fresh, important or often-used one, and the sources that
-            maintenance consolidated into a semantic record rank below it
-            (``lifecycle.consolidated_weight``, when the search may return that record).
-            Archived, merged and expired memories (past their own ``expires_at``, else
-            their kind's ``lifecycle.ttl_days``; pinned ones never expire) are never
-            returned. Each hit returned with a score above 0 counts as
-            an access that reinforces it (unless ``RetrievalConfig.track_access`` is off or the store
-            is read-only; best-effort, never failing the search).
-
-        Raises:
-            ScopeRequiredError: no ``user_id``.
-            ValidationError: blank query, bad limit, threshold, mode or filter.
-        """
-        if user_id is None:
-            raise ScopeRequiredError("user_id: search needs a user_id scope")
-        req = SearchRequest(
-            query=v.content(query, "query"),
-            scope=self._scope(user_id, agent_id, session_id, kinds, filters),
-            limit=v.limit(limit),
-            threshold=v.threshold(threshold),
-            mode=v.mode(mode),
-            now=self.now(),
-            include_history=bool(include_history),
-            lifecycle=self.lifecycle,
-            explain=bool(explain),
-        )
-        if req.limit == 0 or (req.threshold is not None and req.threshold > 1.0):
-            return []
-        if req.mode != "keyword":
-            self._guard.require()
-        return self._searcher.search(req)
+    @procedural_config.setter
+    def procedural_config(self, config: ProceduralConfig) -> None:
+        self._procedural.config = config
 
     @property
     def last_query_embed_seconds(self) -> float:
         """Seconds the last :meth:`search` spent embedding its query (for benchmarks)."""
         return self._searcher.last_embed_seconds
 
-    def _scope(
-        self,
-        user_id: str,
-        agent_id: str | None,
-        session_id: str | None,
-        kinds: Sequence[str] | None,
-        filters: dict[str, Any] | None,
-    ) -> Scope:
-        return Scope(
-            user_id=v.scope_id(user_id, "user_id", required=True),
-            agent_id=v.scope_id(agent_id, "agent_id"),
-            session_id=v.scope_id(session_id, "session_id"),
-            kinds=tuple(v.kind(k, "kinds").value for k in kinds) if kinds else None,
-            filter=parse_filter(filters) if filters else None,
-            encrypted=self.store.crypto is not None,
-            dialect=self.store.dialect,
-        )
+    # -- episodic memory: write, read, rebuild -------------------------------------------
 
-    def get(self, memory_id: str, *, user_id: str | None = None) -> MemoryRecord:
-        """One memory by id.
+    add = _delegate(EpisodicWriter.add, "_writer")
+    update = _delegate(EpisodicWriter.update, "_writer")
+    delete = _delegate(EpisodicWriter.delete, "_writer")
+    search = _delegate(EpisodicReader.search, "_reader")
+    get = _delegate(EpisodicReader.get, "_reader")
+    list = _delegate(EpisodicReader.list, "_reader")
+    history = _delegate(EpisodicReader.history, "_reader")
+    stats = _delegate(EpisodicReader.stats, "_reader")
+    reindex = _delegate(Reindexer.reindex, "_reindexer")
+    extract_facts = _delegate(Reindexer.extract_facts, "_reindexer")
 
-        Raises:
-            NotFoundError: no such memory, or it belongs to another user than ``user_id``.
-        """
-        memory_id = v.memory_id(memory_id)
-        rec = self.store.get(memory_id)
-        if rec is None or (user_id is not None and rec.user_id != user_id):
-            raise NotFoundError(f"memory_id: no memory {memory_id!r}")
-        return rec
+    # -- semantic and procedural memory ----------------------------------------------------
 
-    def list(
-        self,
-        *,
-        user_id: str,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        kinds: Sequence[str] | None = None,
-        filters: dict[str, Any] | None = None,
-        limit: int = 100,
-        cursor: str | None = None,
-    ) -> MemoryPage:
-        """A user's memories, oldest first, a page at a time.
+    facts = _delegate(SemanticMemory.facts, "_facts")
+    entities = _delegate(SemanticMemory.entities, "_facts")
+    neighbors = _delegate(SemanticMemory.neighbors, "_facts")
+    profile = _delegate(SemanticMemory.profile, "_facts")
+    learn_from_feedback = _delegate(SemanticMemory.learn_from_feedback, "_facts")
+    record_outcome = _delegate(ProceduralMemory.record_outcome, "_procedural")
+    outcomes = _delegate(ProceduralMemory.outcomes, "_procedural")
+    strategies = _delegate(ProceduralMemory.strategies, "_procedural")
+    should_avoid = _delegate(ProceduralMemory.should_avoid, "_procedural")
+    reflect = _delegate(ProceduralMemory.reflect, "_procedural")
 
-        Args:
-            cursor: the ``next_cursor`` of the previous page.
+    # -- working memory and sessions, context ----------------------------------------------
 
-        Returns:
-            :class:`MemoryPage` with ``items`` and ``next_cursor`` (``None`` on the last page).
-        """
-        if user_id is None:
-            raise ScopeRequiredError("user_id: list needs a user_id scope")
-        scope = self._scope(user_id, agent_id, session_id, kinds, filters)
-        limit = v.limit(limit)
-        where, params = scope_where(scope)
-        clause = f"user_id = ? AND {where}"
-        args: list[Any] = [scope.user_id, *params]
-        if cursor is not None:
-            clause += " AND id > ?"
-            args.append(v.cursor(cursor))
-        items = self.store.select(clause, args, limit=limit + 1) if limit else []
-        more = len(items) > limit
-        items = items[:limit]
-        return MemoryPage(items=items, next_cursor=items[-1].id if more and items else None)
+    working = _delegate(Sessions.working, "_sessions")
+    list_sessions = _delegate(Sessions.list_sessions, "_sessions")
+    session_window = _delegate(Sessions.session_window, "_sessions")
+    end_session = _delegate(Sessions.end_session, "_sessions")
+    context = _delegate(ContextBuilder.context, "_context")
 
-    def history(self, memory_id: str, *, user_id: str | None = None) -> builtins.list[HistoryEvent]:
-        """The audit trail of one memory, oldest first: ADD, UPDATE, DELETE; PIN, UNPIN,
-        ARCHIVE, RESTORE (lifecycle); EXPIRE, MERGE and CONSOLIDATE (maintenance); and for
-        facts SUPERSEDE and RETRACT.
+    # -- lifecycle -------------------------------------------------------------------------
 
-        Works for deleted memories too (their ``DELETE`` event is kept).
+    pin = _delegate(Lifecycle.pin, "_lifecycle")
+    unpin = _delegate(Lifecycle.unpin, "_lifecycle")
+    archive = _delegate(Lifecycle.archive, "_lifecycle")
+    restore = _delegate(Lifecycle.restore, "_lifecycle")
+    explain = _delegate(Lifecycle.explain, "_lifecycle")
+    maintain = _delegate(Maintenance.maintain, "_maintenance")
 
-        Raises:
-            NotFoundError: no history for that id (for ``user_id`` when given).
-        """
-        memory_id = v.memory_id(memory_id)
-        events = self.store.history(memory_id)
-        if user_id is not None:
-            events = [e for e in events if e.user_id == user_id]
-        if not events:
-            raise NotFoundError(f"memory_id: no memory {memory_id!r}")
-        return events
+    # -- privacy: erasure, export and import -----------------------------------------------
 
-    def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
-        """Counts (memories by kind, users, vectors, history events; entities, aliases,
-        facts and current facts of the knowledge graph), store size in bytes, schema
-        version and the embedding model."""
-        uid = v.scope_id(user_id, "user_id") if user_id else None
-        counts = self.store.counts(uid)
-        return {
-            **counts,
-            **self.semantic.graph.counts(uid),
-            "path": self.path,
-            "bytes": self.store.file_size(),
-            "schema_version": self.store.schema_version(),
-            "embedding_model": self.store.get_meta("embedding_model"),
-            "embedding_dim": int(self.store.get_meta("embedding_dim") or 0),
-        }
-
-    # -- maintenance -------------------------------------------------------------------
-
-    def reindex(self, *, progress: Progress | None = None, batch_size: int = 64) -> int:
-        """Re-embed and re-index every memory with the configured embedder, then record
-        that model in the store.
-
-        Returns:
-            How many memories were re-indexed.
-
-        Raises:
-            ValidationError: ``batch_size`` is not an int >= 1 (field ``"batch_size"``).
-        """
-        batch_size = v.batch_size(batch_size)
-        ids = self.store.ids()
-        total = len(ids)
-        for start in range(0, total, batch_size):
-            part = ids[start : start + batch_size]
-            recs = self.store.select(f"id IN ({','.join('?' * len(part))})", part)
-            vectors = embed_records(self.embedder, recs)
-            extra = self.store.fact_sentences(part)
-
-            def write(c: sqlite3.Connection, recs=recs, vectors=vectors, extra=extra) -> None:
-                for r, vec in zip(recs, vectors, strict=True):
-                    self.store.replace_index(c, r.id, keyword_terms(r, extra.get(r.id, "")), vec)
-                    self.store.update_record(
-                        c, r.model_copy(update={"embedding_model": self.embedder.name})
-                    )
-
-            self.store.transact(write)
-            if progress:
-                progress(min(start + batch_size, total), total)
-        self.store.set_meta("embedding_model", self.embedder.name)
-        self.store.set_meta("embedding_dim", str(self.embedder.dim))
-        self._guard.ok = True  # the vector cache reloads by itself: the generation moved
-        return total
-
-    def extract_facts(
-        self,
-        *,
-        user_id: str | None = None,
-        progress: Progress | None = None,
-        batch_size: int = 64,
-    ) -> int:
-        """Mine stored messages that no fact cites yet (a store made before semantic
-        memory, with extraction off, or imported without facts) with the configured
-        extractor, in conversation order per user, as :meth:`add` would have.
-
-        Running it again finds nothing new to do. Messages are not re-embedded.
-
-        Returns:
-            How many facts were added.
-
-        Raises:
-            ValidationError: no extractor is configured (``extractor=None``).
-        """
-        batch_size = v.batch_size(batch_size)
-        if self.semantic.extractor is None:
-            raise ValidationError("extractor", "extract_facts needs an extractor (e.g. 'rules')")
-        self._guard.require()
-        todo = self.semantic.graph.unmined_messages(
-            v.scope_id(user_id, "user_id") if user_id is not None else None
-        )
-        added = 0
-        for start in range(0, len(todo), batch_size):
-            ids = [mid for _u, mid in todo[start : start + batch_size]]
-            by_id = {r.id: r for r in self.store.select(f"id IN ({','.join('?' * len(ids))})", ids)}
-            turns = [by_id[i] for i in ids if i in by_id]
-            now = self.now()
-            pending = self._prepare(turns, now)
-            vec_of, terms = self._index([], pending)  # the messages keep their vectors
-
-            def write(
-                c: sqlite3.Connection, pending=pending, vec_of=vec_of, terms=terms, now=now
-            ) -> int:
-                facts = self.semantic.apply(
-                    c, pending, {p.turn.id for p in pending}, vec_of, terms, now
-                )
-                for p in pending:
-                    self.store.replace_terms(c, p.turn.id, keyword_terms(p.turn, p.keyword_text()))
-                return len(facts)
-
-            added += self.store.transact(write)
-            if progress:
-                progress(min(start + batch_size, len(todo)), len(todo))
-        return added
-
-    def working(self, **kwargs: Any) -> WorkingMemory:
-        """The working memory (token-budgeted live window) of one session; see
-        :func:`mnemolayer.layers.working.window.working` for the arguments (``session_id``,
-        ``user_id``, ``budget_tokens``…). The window persists in the store and resumes
-        exactly in a new process."""
-        return working(self, **kwargs)
-
-    def export(self, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
-        """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact``,
-        ``session`` (working-memory windows, from :attr:`sessions`) and ``history`` rows;
-        the format is described in :mod:`mnemolayer.privacy.export` (version 3).
-
-        ``user_id`` limits the export to one user; ``None`` exports the whole store.
-        """
-        return transfer.export_rows(self, user_id=user_id)
-
-    def import_rows(
-        self, rows: Iterable[dict[str, Any]], *, progress: Progress | None = None
-    ) -> int:
-        """Import rows from :meth:`export` exactly (same ids, times, metadata, history,
-        working-memory windows); files of versions 1 to 3 are read.
-
-        Memories are re-embedded with the configured model. A memory whose id or content
-        already exists is skipped (and so is its history), and so is a window whose
-        scope already has one in :attr:`sessions`, so importing twice changes nothing.
-
-        Returns:
-            How many memories were imported.
-
-        Raises:
-            ValidationError: a row is malformed (names the row number and field); nothing
-                is written then.
-        """
-        return transfer.import_rows(self, rows, progress=progress)
-
-    def export_markdown(self, *, user_id: str) -> str:
-        """One user's memories as ``MEMORY.md``, a Markdown file a person can read and
-        edit: sections per kind (profile and preferences, facts with their validity,
-        episodic memories by day, procedural strategies, summaries), each item marked
-        with its id in an HTML comment. The format is in :mod:`mnemolayer.privacy.markdown`.
-
-        Raises:
-            ValidationError: ``user_id`` is not a valid id.
-        """
-        return memory_md.render_markdown(self, v.scope_id(user_id, "user_id", required=True))
-
-    def import_markdown(self, text: str, *, user_id: str) -> memory_md.MarkdownImport:
-        """Apply a person's edits of :meth:`export_markdown`'s file: an edited item
-        updates its memory (history kept; an edited fact is replaced), a removed item
-        deletes it, a new bullet without an id adds one (rules in
-        :mod:`mnemolayer.privacy.markdown`).
-
-        Returns:
-            What was added, updated, deleted, replaced and skipped.
-
-        Raises:
-            ValidationError: the file is malformed (nothing is written) or another
-                user's.
-        """
-        user_id = v.scope_id(user_id, "user_id", required=True)
-        return memory_md.apply_markdown(self, text, user_id)
+    delete_all = _delegate(Erasure.delete_all, "_erasure")
+    export = _delegate(Transfer.export, "_transfer")
+    import_rows = _delegate(Transfer.import_rows, "_transfer")
+    export_markdown = _delegate(MarkdownView.export_markdown, "_markdown")
+    import_markdown = _delegate(MarkdownView.import_markdown, "_markdown")
 
     def close(self) -> None:
         """Close the store, and what this object opened from names: an LLM extractor's or

@@ -42,9 +42,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,16 +58,19 @@ from mnemolayer.text.terms import query_terms
 from mnemolayer.text.tokens import TokenCounter, get_token_counter
 
 if TYPE_CHECKING:
-    from mnemolayer.memory import Memory
+    from mnemolayer.layers.procedural.strategies import StrategyStats
+    from mnemolayer.layers.working.window import SessionStore
+    from mnemolayer.models import Fact, Hit
 
 __all__ = [
     "DEFAULT_SHARES",
     "SECTIONS",
     "VERBATIM_SHARE",
     "Context",
-    "ContextAPI",
+    "ContextBuilder",
     "ContextItem",
     "ContextSection",
+    "ContextSource",
     "ContextTemplate",
     "build_context",
 ]
@@ -325,7 +328,7 @@ def _cut(text: str, counter: TokenCounter, template: ContextTemplate) -> str:
     return counter.truncate(text, max(template.max_item_tokens - 1, 0)).rstrip() + "…"
 
 
-def _profile_items(mem: Memory, user_id: str) -> list[ContextItem]:
+def _profile_items(mem: ContextSource, user_id: str) -> list[ContextItem]:
     items = []
     for f in mem.facts(user_id=user_id, subject=SELF):
         p = predicates.PREDICATES.get(f.predicate)
@@ -344,7 +347,7 @@ def _profile_items(mem: Memory, user_id: str) -> list[ContextItem]:
     return items
 
 
-def _fact_items(mem: Memory, query: str, user_id: str, skip: set[str]) -> list[ContextItem]:
+def _fact_items(mem: ContextSource, query: str, user_id: str, skip: set[str]) -> list[ContextItem]:
     items = []
     for h in mem.search(query, user_id=user_id, kinds=["semantic"], limit=_FACT_HITS):
         r = h.memory
@@ -362,7 +365,7 @@ def _fact_items(mem: Memory, query: str, user_id: str, skip: set[str]) -> list[C
     return items
 
 
-def _episode_items(mem: Memory, query: str, user_id: str, budget: int) -> list[ContextItem]:
+def _episode_items(mem: ContextSource, query: str, user_id: str, budget: int) -> list[ContextItem]:
     limit = min(max(_EPISODE_HITS, budget // _LINE_TOKENS), _MAX_EPISODE_HITS)
     items = []
     for h in mem.search(query, user_id=user_id, kinds=["episodic"], limit=limit):
@@ -380,7 +383,7 @@ def _episode_items(mem: Memory, query: str, user_id: str, budget: int) -> list[C
     return items
 
 
-def _strategy_items(mem: Memory, query: str, user_id: str) -> list[ContextItem]:
+def _strategy_items(mem: ContextSource, query: str, user_id: str) -> list[ContextItem]:
     items = []
     for s in mem.strategies(query, user_id=user_id, limit=5):
         verdict = f"{s.successes} succeeded, {s.failures} failed"
@@ -619,7 +622,7 @@ def _fit(
 
 
 def build_context(
-    mem: Memory,
+    mem: ContextSource,
     query: str,
     *,
     user_id: str,
@@ -635,7 +638,7 @@ def build_context(
     """Assemble what a model should know about ``user_id`` to answer ``query``.
 
     Args:
-        mem: the store.
+        mem: what to read from: a :class:`mnemolayer.Memory` (or a :class:`ContextBuilder`).
         query: the user's message or task (non-blank); it drives the searches.
         user_id: required; nothing of other users is read.
         session_id: the conversation this context is for (recorded on the result).
@@ -750,8 +753,41 @@ def build_context(
     )
 
 
-class ContextAPI:
-    """Mixin for :class:`mnemolayer.Memory`: ``mem.context(...)``."""
+class ContextSource(Protocol):
+    """What a context is assembled from: the recall and knowledge reads of a
+    :class:`mnemolayer.Memory` (or of its services, as :class:`ContextBuilder` holds them)."""
+
+    def search(
+        self, query: str, *, user_id: str, kinds: Sequence[str] | None = None, limit: int = 10
+    ) -> list[Hit]: ...
+
+    def facts(self, *, user_id: str, subject: str | None = None) -> list[Fact]: ...
+
+    def strategies(self, task: str, *, user_id: str, limit: int = 10) -> list[StrategyStats]: ...
+
+
+class ContextBuilder:
+    """``Memory.context``: a context from the facade's reads, and the saved window of the
+    session as its recent turns.
+
+    Args:
+        search: hybrid recall (:meth:`mnemolayer.Memory.search`).
+        facts: the knowledge graph's facts (:meth:`mnemolayer.Memory.facts`).
+        strategies: procedural memory's track records (:meth:`mnemolayer.Memory.strategies`).
+        windows: the session store a session's saved window is read from.
+    """
+
+    def __init__(
+        self,
+        search: Callable[..., list[Hit]],
+        facts: Callable[..., list[Fact]],
+        strategies: Callable[..., list[StrategyStats]],
+        windows: SessionStore,
+    ) -> None:
+        self.search = search
+        self.facts = facts
+        self.strategies = strategies
+        self.windows = windows
 
     def context(
         self,
@@ -772,9 +808,9 @@ class ContextAPI:
         (:meth:`Memory.working`) is the recent-window section, when it has one.
         """
         if recent is None and session_id is not None:
-            recent = _saved_window(self, user_id, session_id)
+            recent = _saved_window(self.windows, user_id, session_id)
         return build_context(
-            self,  # type: ignore[arg-type]
+            self,
             query,
             user_id=user_id,
             session_id=session_id,
@@ -788,13 +824,11 @@ class ContextAPI:
 
 
 def _saved_window(
-    mem: Any, user_id: str, session_id: str
+    windows: SessionStore, user_id: str, session_id: str
 ) -> list[tuple[str, str, datetime | str | None]] | None:
     """The turns of a session's saved working-memory window, oldest first (``None`` when
     the session has no window); the running summary comes first as a system turn."""
-    from mnemolayer.layers.working.window import SQLiteSessionStore
-
-    state = SQLiteSessionStore(mem.store).load(
+    state = windows.load(
         v.scope_id(user_id, "user_id", required=True),
         v.scope_id(session_id, "session_id", required=True),
         None,

@@ -44,7 +44,7 @@ import re
 import sqlite3
 import sys
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -52,12 +52,19 @@ from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
+from mnemolayer import _validate as v
+from mnemolayer.errors import ScopeRequiredError
 from mnemolayer.layers.working.window import SQLiteSessionStore
 
 if TYPE_CHECKING:
-    from mnemolayer.memory import Memory
+    from mnemolayer.crypto import KeyRing
+    from mnemolayer.layers.procedural.strategies import TaskVectors
+    from mnemolayer.layers.semantic.apply import SemanticLayer
+    from mnemolayer.layers.working.window import SessionStore
+    from mnemolayer.retrieval.search import Searcher
+    from mnemolayer.store.sqlite.store import SQLiteStore
 
-__all__ = ["DeletionReceipt", "check_remaining", "delete_scope", "user_tables"]
+__all__ = ["DeletionReceipt", "Erasure", "check_remaining", "delete_scope", "user_tables"]
 
 # Tables whose user rows are deleted by their owners' own code (store, graph, sessions);
 # any other table with a user_id column is swept by delete_scope.
@@ -118,6 +125,72 @@ class DeletionReceipt(BaseModel):
     deleted_at: datetime
 
 
+class Erasure:
+    """``Memory.delete_all``: a scope deleted everywhere it lives, with a verified receipt.
+
+    Args:
+        store: the open store.
+        semantic: the semantic layer (the user's graph; facts only deleted messages stated).
+        sessions: the session store (its windows of the user).
+        searcher: hybrid recall (its in-process vector cache of the user).
+        task_vectors: procedural memory's in-process cache of task vectors.
+        keyring: an encrypted store's keyring (the user's data key), else ``None``.
+        clock: returns "now" (aware UTC), the receipt's time.
+    """
+
+    def __init__(
+        self,
+        store: SQLiteStore,
+        semantic: SemanticLayer,
+        sessions: SessionStore,
+        searcher: Searcher,
+        task_vectors: TaskVectors,
+        keyring: KeyRing | None,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.store = store
+        self.semantic = semantic
+        self.sessions = sessions
+        self.searcher = searcher
+        self.task_vectors = task_vectors
+        self.keyring = keyring
+        self.clock = clock
+
+    def delete_all(
+        self, *, user_id: str, agent_id: str | None = None, session_id: str | None = None
+    ) -> DeletionReceipt:
+        """Delete every memory in a scope from records, vectors and keyword index, and
+        return a verified :class:`~mnemolayer.privacy.erasure.DeletionReceipt`.
+
+        With only ``user_id``, everything of the user goes: records, vectors, keyword
+        index rows, history, knowledge graph, working-memory windows (SQLite or Redis),
+        any other table with a ``user_id`` column, this object's caches and, on an
+        encrypted store, the user's data key. The receipt counts what each table and
+        index lost and re-checks all of them after the commit (:mod:`mnemolayer.privacy.erasure`
+        lists the checks); ``receipt.verified`` is ``True`` when nothing of the user is
+        left. With a narrower scope, each deleted memory gets a ``DELETE`` history event.
+
+        Returns:
+            The receipt; ``receipt.memories`` is how many memories were removed (with a
+            narrower scope, this includes the records of facts that only the deleted
+            messages stated).
+
+        Raises:
+            ScopeRequiredError: ``user_id`` missing (a store-wide wipe is never implied).
+            StoreError: the store or the session store failed.
+        """
+        if user_id is None:
+            raise ScopeRequiredError("user_id: delete_all needs a user_id scope")
+        user_id = v.scope_id(user_id, "user_id", required=True)
+        return delete_scope(
+            self,
+            user_id,
+            v.scope_id(agent_id, "agent_id"),
+            v.scope_id(session_id, "session_id"),
+            self.clock(),
+        )
+
+
 @dataclass
 class _Evidence:
     """What the checks after the commit need to know about the deleted data (kept in
@@ -128,7 +201,7 @@ class _Evidence:
     terms: set[str] = field(default_factory=set)
 
 
-def user_tables(c: sqlite3.Connection | None, mem: Memory) -> list[str]:
+def user_tables(c: sqlite3.Connection | None, store: SQLiteStore) -> list[str]:
     """Every table of the store's file with a ``user_id`` column, sorted.
 
     Args:
@@ -138,9 +211,9 @@ def user_tables(c: sqlite3.Connection | None, mem: Memory) -> list[str]:
     def rows(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         if c is not None:
             return c.execute(sql, params).fetchall()
-        return mem.store.read(sql, params)
+        return store.read(sql, params)
 
-    if mem.store.dialect == "postgres":
+    if store.dialect == "postgres":
         return [
             str(r[0])
             for r in rows(
@@ -281,7 +354,7 @@ def _pg_vocab_count(rows: Any, terms: Sequence[str]) -> int:
 
 
 def delete_scope(
-    mem: Memory, user_id: str, agent_id: str | None, session_id: str | None, now: datetime
+    erasure: Erasure, user_id: str, agent_id: str | None, session_id: str | None, now: datetime
 ) -> DeletionReceipt:
     """Delete a validated scope and return its verified receipt (the body of
     :meth:`mnemolayer.Memory.delete_all`; the arguments are checked there).
@@ -296,13 +369,13 @@ def delete_scope(
     where, params = scope_where(scope)
     whole = agent_id is None and session_id is None
     evidence = _Evidence()
-    sqlite = mem.store.dialect == "sqlite"
+    sqlite = erasure.store.dialect == "sqlite"
 
     def write(c: sqlite3.Connection) -> tuple[int, dict[str, int]]:
         if sqlite:
             # Freed pages are zeroed, so deleted text does not linger in the file's free space.
             c.execute("PRAGMA secure_delete = ON")
-        tables = user_tables(c, mem)
+        tables = user_tables(c, erasure.store)
         scope_params = [user_id, *params]
         before = _scope_counts(c, tables, where, scope_params)
         evidence.rowids = {
@@ -321,34 +394,34 @@ def delete_scope(
                     (user_id, user_id),
                 )
             }
-            evidence.terms = _unique_terms(c, evidence.rowids, mem.store.dialect)
-            terms_before = _vocab_count(c, evidence.terms, mem.store.dialect)
-        gone = mem.store.delete_where(c, f"user_id = ? AND {where}", scope_params)
+            evidence.terms = _unique_terms(c, evidence.rowids, erasure.store.dialect)
+            terms_before = _vocab_count(c, evidence.terms, erasure.store.dialect)
+        gone = erasure.store.delete_where(c, f"user_id = ? AND {where}", scope_params)
         count = len(gone)
         if whole:
             # The generation row names the user, so it goes too; drop_generation keeps
             # a floor so other processes' vector caches still see the change.
-            mem.store.delete_user_history(c, user_id)
-            mem.semantic.graph.delete_user(c, user_id)
-            if isinstance(mem.sessions, SQLiteSessionStore):
-                mem.sessions.delete_user(user_id, c)
+            erasure.store.delete_user_history(c, user_id)
+            erasure.semantic.graph.delete_user(c, user_id)
+            if isinstance(erasure.sessions, SQLiteSessionStore):
+                erasure.sessions.delete_user(user_id, c)
             for table in tables:
                 if table not in _KNOWN_TABLES:
                     c.execute(f"DELETE FROM {_ident(table)} WHERE user_id = ?", (user_id,))
-            mem.store.drop_generation(c, user_id)
+            erasure.store.drop_generation(c, user_id)
             # Rewrite the full-text index without the deleted rows: FTS5 deletes leave
             # tombstones while the old segments (holding the user's terms) stay until a
             # merge. The cost grows with the index (a whole-user delete is rare).
             if sqlite:
                 c.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
             removed["keyword_terms"] = terms_before - _vocab_count(
-                c, evidence.terms, mem.store.dialect
+                c, evidence.terms, erasure.store.dialect
             )
         else:
             for _rowid, mid, uid in gone:
-                mem.store.add_history(c, mid, uid, "DELETE", None, None, now)
+                erasure.store.add_history(c, mid, uid, "DELETE", None, None, now)
             # Facts only these messages stated go with them (their records too).
-            count += len(mem.semantic.forget(c, user_id, [mid for _r, mid, _u in gone], now))
+            count += len(erasure.semantic.forget(c, user_id, [mid for _r, mid, _u in gone], now))
         after = _scope_counts(c, tables, where, scope_params)
         for key, was in before.items():
             if key not in ("memories", "vectors", "keyword_index") and not whole:
@@ -360,26 +433,26 @@ def delete_scope(
         return count, removed
 
     if sqlite:
-        previous = int(mem.store.read("PRAGMA secure_delete")[0][0])
+        previous = int(erasure.store.read("PRAGMA secure_delete")[0][0])
         try:
-            count, removed = mem.store.transact(write)
+            count, removed = erasure.store.transact(write)
         finally:
-            mem.store.read(f"PRAGMA secure_delete = {previous}")
+            erasure.store.read(f"PRAGMA secure_delete = {previous}")
     else:
-        count, removed = mem.store.transact(write)
+        count, removed = erasure.store.transact(write)
     if whole:
-        if not isinstance(mem.sessions, SQLiteSessionStore):
+        if not isinstance(erasure.sessions, SQLiteSessionStore):
             # Another server: after the store's commit.
-            removed["session_windows"] = int(mem.sessions.delete_user(user_id))
-        keyring = getattr(mem, "keyring", None)
+            removed["session_windows"] = int(erasure.sessions.delete_user(user_id))
+        keyring = erasure.keyring
         if keyring is not None:
             removed["data_keys"] = int(keyring.destroy(user_id))
-    removed.update(_drop_caches(mem, user_id, whole))
+    removed.update(_drop_caches(erasure, user_id, whole))
     # The log still holds the pages as they were before the delete: copy it into the
     # file (whose deleted cells secure_delete zeroed) and truncate it.
-    log_emptied = mem.store.truncate_log()
+    log_emptied = erasure.store.truncate_log()
     remaining = check_remaining(
-        mem,
+        erasure,
         user_id,
         agent_id=agent_id,
         session_id=session_id,
@@ -418,16 +491,15 @@ def _vocab_count(c: sqlite3.Connection, terms: set[str], dialect: str) -> int:
     return found
 
 
-def _drop_caches(mem: Memory, user_id: str, whole: bool) -> dict[str, int]:
+def _drop_caches(erasure: Erasure, user_id: str, whole: bool) -> dict[str, int]:
     """Forget the user in this process's caches; entries dropped per cache."""
     dropped: dict[str, int] = {}
-    cache = mem._searcher.vectors
+    cache = erasure.searcher.vectors
     with cache._lock:
         dropped["vector_cache"] = int(cache._users.pop(user_id, None) is not None)
     if not whole:
         return dropped
-    tasks = mem.__dict__.pop("_procedural_vectors", None)
-    dropped["task_cache"] = len(getattr(tasks, "_vectors", ())) if tasks is not None else 0
+    dropped["task_cache"] = erasure.task_vectors.clear()
     texts = 0
     for module_name, attr in _TEXT_CACHES:
         module = sys.modules.get(module_name)
@@ -440,7 +512,7 @@ def _drop_caches(mem: Memory, user_id: str, whole: bool) -> dict[str, int]:
 
 
 def check_remaining(
-    mem: Memory,
+    erasure: Erasure,
     user_id: str,
     *,
     agent_id: str | None = None,
@@ -470,11 +542,11 @@ def check_remaining(
     from mnemolayer.retrieval.search import Scope, scope_where
 
     whole = agent_id is None and session_id is None
-    read = mem.store.read
+    read = erasure.store.read
     left: dict[str, int] = {}
     ids = sorted(set(rowids))
     if whole:
-        for table in user_tables(None, mem):
+        for table in user_tables(None, erasure.store):
             sql = f"SELECT count(*) FROM {_ident(table)} WHERE user_id = ?"
             left[table] = int(read(sql, (user_id,))[0][0])
     else:
@@ -483,21 +555,21 @@ def check_remaining(
             read(f"SELECT count(*) FROM memories WHERE user_id = ? AND {where}",
                  [user_id, *params])[0][0]
         )  # fmt: skip
-    left["keyword_index"] = _count_in(mem, "SELECT count(*) FROM memories_fts WHERE rowid", ids)
+    left["keyword_index"] = _count_in(erasure, "SELECT count(*) FROM memories_fts WHERE rowid", ids)
     left["keyword_index_orphans"] = int(
         read("SELECT count(*) FROM memories_fts WHERE rowid NOT IN (SELECT rowid FROM memories)")[
             0
         ][0]
     )
     left["vectors_of_deleted"] = _count_in(
-        mem, "SELECT count(*) FROM vectors WHERE memory_rowid", ids
+        erasure, "SELECT count(*) FROM vectors WHERE memory_rowid", ids
     )
     left["vector_orphans"] = int(
         read("SELECT count(*) FROM vectors WHERE memory_rowid NOT IN (SELECT rowid FROM memories)")[
             0
         ][0]
     )
-    cache = mem._searcher.vectors
+    cache = erasure.searcher.vectors
     with cache._lock:
         cached = cache._users.get(user_id)
     if whole:
@@ -509,47 +581,42 @@ def check_remaining(
         return left
     left["keyword_terms"] = (
         _pg_vocab_count(read, sorted(set(terms)))
-        if mem.store.dialect == "postgres"
+        if erasure.store.dialect == "postgres"
         else _count_in(
-            mem, "SELECT count(*) FROM memories_fts_vocab WHERE term", sorted(set(terms))
+            erasure, "SELECT count(*) FROM memories_fts_vocab WHERE term", sorted(set(terms))
         )
     )
     mids = sorted(set(memory_ids))
     left["history_of_deleted"] = _count_in(
-        mem, "SELECT count(*) FROM history WHERE memory_id", mids
+        erasure, "SELECT count(*) FROM history WHERE memory_id", mids
     )
     left["facts_citing_deleted"] = _count_in(
-        mem, "SELECT count(*) FROM fact_sources WHERE source_id", mids
-    ) + _count_in(mem, "SELECT count(*) FROM facts WHERE memory_id", mids)
-    left["session_windows"] = len(mem.sessions.list_sessions(user_id))
-    left.update(_redis_left(mem, user_id))
-    left["task_cache"] = int("_procedural_vectors" in mem.__dict__ and _task_cache_used(mem))
-    keyring = getattr(mem, "keyring", None)
+        erasure, "SELECT count(*) FROM fact_sources WHERE source_id", mids
+    ) + _count_in(erasure, "SELECT count(*) FROM facts WHERE memory_id", mids)
+    left["session_windows"] = len(erasure.sessions.list_sessions(user_id))
+    left.update(_redis_left(erasure, user_id))
+    left["task_cache"] = int(len(erasure.task_vectors) > 0)
+    keyring = erasure.keyring
     if keyring is not None:
         left["data_keys"] = int(bool(keyring.has_key(user_id)))
     return left
 
 
-def _task_cache_used(mem: Memory) -> bool:
-    tasks = mem.__dict__.get("_procedural_vectors")
-    return bool(getattr(tasks, "_vectors", None))
-
-
-def _count_in(mem: Memory, head: str, values: Sequence[Any]) -> int:
+def _count_in(erasure: Erasure, head: str, values: Sequence[Any]) -> int:
     """``head IN (values)`` counted in chunks (``head`` ends with the column)."""
     total = 0
     for start in range(0, len(values), _CHUNK):
         part = list(values[start : start + _CHUNK])
-        total += int(mem.store.read(f"{head} IN ({','.join('?' * len(part))})", part)[0][0])
+        total += int(erasure.store.read(f"{head} IN ({','.join('?' * len(part))})", part)[0][0])
     return total
 
 
-def _redis_left(mem: Memory, user_id: str) -> dict[str, int]:
+def _redis_left(erasure: Erasure, user_id: str) -> dict[str, int]:
     """Keys of the user left in a Redis session store: windows (found by ``SCAN``, not
     through the index) and the index itself."""
     from mnemolayer.store.redis_sessions import RedisSessionStore
 
-    store = mem.sessions
+    store = erasure.sessions
     if not isinstance(store, RedisSessionStore):
         return {}
     part = quote(user_id, safe="")

@@ -1,6 +1,6 @@
 """Procedural and reflective memory: what worked for which kind of task, and what did not.
 
-An agent reports each attempt with :meth:`ProceduralAPI.record_outcome` (task, strategy,
+An agent reports each attempt with :meth:`ProceduralMemory.record_outcome` (task, strategy,
 success or failure). Each report becomes one ``procedural`` memory through the normal write
 path, so outcomes are searchable, exportable and deletable like every other memory; the
 structured fields live in its metadata (``task``, ``strategy``, ``success``, ``detail``,
@@ -22,10 +22,10 @@ the evidence for one into the other.
 
 The rules, each configurable through :class:`ProceduralConfig`:
 
-* :meth:`~ProceduralAPI.should_avoid`: a strategy is to be avoided for a task when, over
+* :meth:`~ProceduralMemory.should_avoid`: a strategy is to be avoided for a task when, over
   the outcomes of similar tasks, it failed at least ``failure_threshold`` times *and* its
   failures outnumber its successes.
-* :meth:`~ProceduralAPI.reflect`: the outcomes of each strategy are grouped into clusters of
+* :meth:`~ProceduralMemory.reflect`: the outcomes of each strategy are grouped into clusters of
   similar tasks (average-linkage clustering at the same similarity threshold). A cluster is
   a *reliable* insight when the strategy succeeded at least ``success_threshold`` times
   there with a success rate of at least ``min_success_rate``, and a *recurring failure*
@@ -55,13 +55,14 @@ from mnemolayer.retrieval.search import active_where
 
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
+    from mnemolayer.layers.episodic.write import EpisodicWriter
     from mnemolayer.store.sqlite.store import SQLiteStore
 
 __all__ = [
     "Insight",
     "Outcome",
-    "ProceduralAPI",
     "ProceduralConfig",
+    "ProceduralMemory",
     "StrategyStats",
     "normalize_strategy",
 ]
@@ -70,7 +71,7 @@ __all__ = [
 MAX_TASK_CHARS = 2000
 MAX_STRATEGY_CHARS = 500
 MAX_DETAIL_CHARS = 100_000
-#: Metadata keys that :meth:`ProceduralAPI.record_outcome` writes itself.
+#: Metadata keys that :meth:`ProceduralMemory.record_outcome` writes itself.
 RESERVED_KEYS = ("task", "strategy", "success", "detail", "outcome_id")
 #: Distinct task texts whose vectors one store keeps in memory.
 _CACHE_SIZE = 4096
@@ -83,7 +84,7 @@ class ProceduralConfig(BaseModel):
 
     Attributes:
         success_threshold: successes on similar tasks that make a strategy *reliable*
-            (:meth:`ProceduralAPI.reflect`); at least 1.
+            (:meth:`ProceduralMemory.reflect`); at least 1.
         failure_threshold: failures on similar tasks that make a strategy a *recurring
             failure* (``reflect``) and a strategy to avoid (``should_avoid``); at least 1.
         min_success_rate: a reliable strategy also succeeded in at least this fraction of
@@ -212,7 +213,7 @@ def outcome_content(task: str, strategy: str, success: bool, detail: str | None)
 
 def _as_outcome(record: MemoryRecord) -> Outcome | None:
     """The outcome a procedural memory holds; ``None`` for procedural memories that were
-    not written by :meth:`ProceduralAPI.record_outcome` (no usable fields)."""
+    not written by :meth:`ProceduralMemory.record_outcome` (no usable fields)."""
     meta = record.metadata
     task, strategy, success = meta.get("task"), meta.get("strategy"), meta.get("success")
     if not (isinstance(task, str) and task.strip()):
@@ -268,7 +269,7 @@ def average_linkage(sim: np.ndarray, threshold: float) -> builtins.list[builtins
     return [sorted(m) for m in members if m]
 
 
-class _TaskVectors:
+class TaskVectors:
     """Vectors of task texts, keyed by model and text (a pure function of both), bounded
     least-recently-used. Thread-safe."""
 
@@ -297,27 +298,51 @@ class _TaskVectors:
             return np.empty((0, embedder.dim), dtype=np.float32)
         return np.stack([known[k] for k in keys])
 
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._vectors)
+
+    def clear(self) -> int:
+        """Forget every vector (task texts are the users' words); how many there were."""
+        with self._lock:
+            n = len(self._vectors)
+            self._vectors.clear()
+        return n
+
 
 def _rate(successes: int, failures: int) -> float:
     return successes / (successes + failures) if successes + failures else 0.0
 
 
-class ProceduralAPI:
-    """Mixin for :class:`mnemolayer.Memory` (which provides ``store``, ``embedder``,
-    ``now``, ``_records`` and ``_insert``): outcomes of strategies, and what they teach.
+class ProceduralMemory:
+    """Outcomes of strategies, and what they teach.
 
-    ``procedural_config`` holds the thresholds (:class:`ProceduralConfig`); assign a new one
-    to change them for this store object, or pass ``config=`` to one call.
+    :attr:`config` holds the thresholds (:class:`ProceduralConfig`); assign a new one to
+    change them for this store object, or pass ``config=`` to one call.
+
+    Args:
+        store: the open store.
+        embedder: embeds task texts (cached per model and text in :attr:`task_vectors`).
+        writer: the write path outcomes are stored through.
+        clock: returns "now" (aware UTC).
+        lifecycle: the settings that decide which outcomes are still active (TTL).
     """
 
-    procedural_config: ProceduralConfig = ProceduralConfig()
-    # Provided by Memory.
-    store: SQLiteStore
-    embedder: Embedder
-    lifecycle: LifecycleConfig
-    now: Callable[[], datetime]
-    _records: Callable[..., builtins.list[MemoryRecord]]
-    _insert: Callable[..., builtins.list[MemoryRecord]]
+    def __init__(
+        self,
+        store: SQLiteStore,
+        embedder: Embedder,
+        writer: EpisodicWriter,
+        clock: Callable[[], datetime],
+        lifecycle: LifecycleConfig,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.writer = writer
+        self.clock = clock
+        self.lifecycle = lifecycle
+        self.config = ProceduralConfig()
+        self.task_vectors = TaskVectors()
 
     # -- write -------------------------------------------------------------------------
 
@@ -393,7 +418,7 @@ class ProceduralAPI:
             "content": outcome_content(task, strategy, success, detail),
             "id": oid,
         }
-        records = self._records(
+        records = self.writer.records(
             [message], user_id=user_id, agent_id=agent_id, session_id=session_id,
             timestamp=timestamp, metadata={**extra, **fields}, kind=MemoryKind.PROCEDURAL.value,
         )  # fmt: skip
@@ -407,7 +432,7 @@ class ProceduralAPI:
                 )
             }
         )
-        return self._insert([keyed])[0]
+        return self.writer.insert([keyed])[0]
 
     # -- read --------------------------------------------------------------------------
 
@@ -422,7 +447,7 @@ class ProceduralAPI:
         """
         user_id = v.scope_id(user_id, "user_id", required=True)
         agent_id = v.scope_id(agent_id, "agent_id")
-        active, params = active_where(self.now(), lifecycle=self.lifecycle)
+        active, params = active_where(self.clock(), lifecycle=self.lifecycle)
         where = f"user_id = ? AND kind = ? AND {active}"
         args: builtins.list[Any] = [user_id, MemoryKind.PROCEDURAL.value, *params]
         if agent_id is not None:
@@ -458,7 +483,7 @@ class ProceduralAPI:
         Raises:
             ValidationError: blank ``task``, bad ids or ``limit``.
         """
-        cfg = config or self.procedural_config
+        cfg = config or self.config
         task = _text(task, "task", MAX_TASK_CHARS)
         limit = v.limit(limit)
         outs = self.outcomes(user_id=user_id, agent_id=agent_id)
@@ -496,7 +521,7 @@ class ProceduralAPI:
         Raises:
             ValidationError: blank ``task`` or ``strategy``, bad ids.
         """
-        cfg = config or self.procedural_config
+        cfg = config or self.config
         task = _text(task, "task", MAX_TASK_CHARS)
         key = normalize_strategy(_text(strategy, "strategy", MAX_STRATEGY_CHARS))
         outs = [
@@ -529,7 +554,7 @@ class ProceduralAPI:
         Raises:
             ValidationError: bad ids.
         """
-        cfg = config or self.procedural_config
+        cfg = config or self.config
         outs = self.outcomes(user_id=user_id, agent_id=agent_id)
         by_strategy: dict[str, builtins.list[Outcome]] = {}
         for o in outs:
@@ -538,7 +563,7 @@ class ProceduralAPI:
         insights: builtins.list[Insight] = []
         for key, group in by_strategy.items():
             tasks = list(dict.fromkeys(o.task for o in group))
-            vecs = self._task_cache().get(self.embedder, tasks)
+            vecs = self.task_vectors.get(self.embedder, tasks)
             sim = vecs @ vecs.T
             for cluster in average_linkage(sim, cut):
                 names = [tasks[i] for i in cluster]
@@ -558,11 +583,6 @@ class ProceduralAPI:
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _task_cache(self) -> _TaskVectors:
-        # dict.setdefault is atomic, so concurrent first calls share one cache.
-        cache: _TaskVectors = self.__dict__.setdefault("_procedural_vectors", _TaskVectors())
-        return cache
-
     def _floor(self) -> float:
         return float(getattr(self.embedder, "similarity_floor", 0.0))
 
@@ -576,7 +596,7 @@ class ProceduralAPI:
     ) -> builtins.list[tuple[Outcome, float]]:
         """The outcomes whose task is similar to ``task``, with the normalised similarity."""
         tasks = list(dict.fromkeys(o.task for o in outs))
-        vecs = self._task_cache().get(self.embedder, [task, *tasks])
+        vecs = self.task_vectors.get(self.embedder, [task, *tasks])
         cos = vecs[1:] @ vecs[0]
         floor = self._floor()
         cut = self._cosine_cut(cfg)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from mnemolayer import _validate as v
 from mnemolayer.errors import NotFoundError, ValidationError
 from mnemolayer.extract.summarize import ExtractiveSummarizer
-from mnemolayer.models import new_id
+from mnemolayer.models import MemoryRecord, new_id
 from mnemolayer.privacy.redact import redact
 from mnemolayer.store.sqlite.engine import SQLiteConnection, from_iso, iso
 from mnemolayer.text.tokens import (
@@ -44,7 +44,9 @@ from mnemolayer.text.tokens import (
 )
 
 if TYPE_CHECKING:
-    from mnemolayer.memory import Memory
+    from mnemolayer.extract.summarize import Summarizer
+    from mnemolayer.privacy.redact import RedactionConfig
+    from mnemolayer.protocols import EpisodicSink
 
 __all__ = [
     "COMPACTION_SLACK",
@@ -57,10 +59,13 @@ __all__ = [
     "SQLiteSessionStore",
     "SessionInfo",
     "SessionStore",
+    "WindowServices",
     "WindowState",
+    "WorkingHost",
     "WorkingMemory",
     "WorkingMessage",
     "get_session_store",
+    "open_window",
     "summarize",
     "working",
 ]
@@ -483,6 +488,45 @@ def _budget(value: Any) -> int:
     return value
 
 
+@dataclass(frozen=True)
+class WindowServices:
+    """What a window needs from the memory around it.
+
+    Attributes:
+        episodic: where turns leaving the window are stored (``add``, as
+            :meth:`mnemolayer.Memory.add`).
+        summarizer: folds evicted turns into the running summary.
+        privacy: what is redacted before a turn is held (``None``: off).
+        clock: returns "now" (aware UTC), the time of a turn given none.
+        sessions: the session store windows persist in unless told otherwise.
+    """
+
+    episodic: EpisodicSink
+    summarizer: Summarizer
+    privacy: RedactionConfig | None
+    clock: Callable[[], datetime]
+    sessions: SessionStore
+
+
+class WorkingHost(Protocol):
+    """What :func:`working` takes a window's services from: a :class:`mnemolayer.Memory`."""
+
+    sessions: SessionStore
+    summarizer: Summarizer
+    privacy: RedactionConfig | None
+
+    def now(self) -> datetime: ...
+
+    def add(
+        self,
+        messages: Any,
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+    ) -> list[MemoryRecord]: ...
+
+
 class WorkingMemory:
     """The token-budgeted window of one session. Make one with :func:`working`.
 
@@ -497,13 +541,13 @@ class WorkingMemory:
 
     def __init__(
         self,
-        mem: Memory,
+        services: WindowServices,
         state: WindowState,
         *,
         counter: TokenCounter,
         store: SessionStore,
     ) -> None:
-        self._mem = mem
+        self._services = services
         self._state = state
         self._store = store
         self.counter = counter
@@ -638,11 +682,11 @@ class WorkingMemory:
         if role not in _ROLES:
             raise ValidationError("role", f"must be one of {', '.join(_ROLES)}, got {role!r}")
         content = v.content(content, "content")
-        if self._mem.privacy is not None:  # before it is held, counted or archived
-            content = redact(content, self._mem.privacy).text
+        if self._services.privacy is not None:  # before it is held, counted or archived
+            content = redact(content, self._services.privacy).text
         if not isinstance(pin, bool):
             raise ValidationError("pin", f"must be a bool, got {type(pin).__name__}")
-        at = v.time(timestamp, "timestamp") or self._mem.now()
+        at = v.time(timestamp, "timestamp") or self._services.clock()
         msg = WorkingMessage(new_id(), role, content, at, pin)
         if pin:
             self._check_pin_room(msg)
@@ -762,7 +806,7 @@ class WorkingMemory:
         full = [m for m in turns if m.archived_id is None]
         ids = {m.id: m.archived_id for m in turns if m.archived_id is not None}
         if full:
-            records = self._mem.add(
+            records = self._services.episodic.add(
                 [
                     {
                         "role": m.role,
@@ -825,8 +869,8 @@ class WorkingMemory:
         room = budget - REPLY_PRIMER_TOKENS - sum(self._cost(m) for m in kept)
         target = min(summary_cap, room) - self._summary_cost("x") + self.counter.count("x")
         new_summary, rounds = self._fold(summary, evicted, target)
-        if new_summary and self._mem.privacy is not None:  # a summariser may restate
-            new_summary = redact(new_summary, self._mem.privacy).text
+        if new_summary and self._services.privacy is not None:  # a summariser may restate
+            new_summary = redact(new_summary, self._services.privacy).text
         # Tokens can merge across the prefix boundary; trim until the message fits the room.
         while new_summary and self._summary_cost(new_summary) > room:
             excess = self._summary_cost(new_summary) - room
@@ -854,7 +898,7 @@ class WorkingMemory:
         if target < _MIN_SUMMARY_TOKENS:
             return "", 1 if summary else 0
         new_lines = [f"{m.role}: {m.content}" for m in evicted]
-        summarizer = self._mem.summarizer
+        summarizer = self._services.summarizer
         if not isinstance(summarizer, ExtractiveSummarizer):
             return self._fold_generative(summary, new_lines, target)
         fresh = summarizer.summarize(new_lines, target, self.counter) if new_lines else ""
@@ -882,7 +926,7 @@ class WorkingMemory:
         The new turns get the room the summary leaves; when that is too little, the old
         summary's lines and the new turns are summarised together (a hierarchical round).
         """
-        summarizer = self._mem.summarizer
+        summarizer = self._services.summarizer
         if not new_lines:
             return summary, 0
         room = target - (self.counter.count(summary) + 1 if summary else 0)
@@ -932,7 +976,7 @@ def get_session_store(spec: SessionStore | str | None, conn: SQLiteConnection) -
 
 
 def working(
-    mem: Memory,
+    mem: WorkingHost,
     *,
     session_id: str,
     user_id: str,
@@ -965,13 +1009,31 @@ def working(
             ``"agent_id"``), budget (``"budget_tokens"``), encoding (``"encoding"``) or
             store (``"store"``).
     """
+    services = WindowServices(mem, mem.summarizer, mem.privacy, mem.now, mem.sessions)
+    return open_window(
+        services, session_id=session_id, user_id=user_id, budget_tokens=budget_tokens,
+        agent_id=agent_id, counter=counter, store=store,
+    )  # fmt: skip
+
+
+def open_window(
+    services: WindowServices,
+    *,
+    session_id: str,
+    user_id: str,
+    budget_tokens: int = 4000,
+    agent_id: str | None = None,
+    counter: TokenCounter | str | None = None,
+    store: SessionStore | None = None,
+) -> WorkingMemory:
+    """:func:`working` over the services themselves (the session service's way in)."""
     session_id = v.scope_id(session_id, "session_id", required=True)
     user_id = v.scope_id(user_id, "user_id", required=True)
     agent_id = v.scope_id(agent_id, "agent_id")
     budget = _budget(budget_tokens)
     tok = get_token_counter(counter)
     if store is None:
-        store = mem.sessions
+        store = services.sessions
     elif not isinstance(store, SessionStore):
         raise ValidationError("store", f"expected a SessionStore, got {type(store).__name__}")
     state = store.load(user_id, session_id, agent_id)
@@ -980,11 +1042,11 @@ def working(
             user_id=user_id, session_id=session_id, agent_id=agent_id,
             budget_tokens=budget, encoding=tok.name,
         )  # fmt: skip
-        return WorkingMemory(mem, state, counter=tok, store=store)
+        return WorkingMemory(services, state, counter=tok, store=store)
     changed = state.budget_tokens != budget or state.encoding != tok.name
     state.budget_tokens = budget
     state.encoding = tok.name
-    wm = WorkingMemory(mem, state, counter=tok, store=store)
+    wm = WorkingMemory(services, state, counter=tok, store=store)
     if changed and state.messages:
         wm._fit(list(state.messages))
     return wm
