@@ -28,6 +28,7 @@ from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.layers.episodic.read import EpisodicReader
 from mnemolayer.layers.episodic.reindex import Reindexer
 from mnemolayer.layers.episodic.write import EpisodicWriter, MessageInput
+from mnemolayer.layers.procedural.outcomes import OutcomeLog
 from mnemolayer.layers.procedural.strategies import ProceduralConfig, ProceduralMemory
 from mnemolayer.layers.semantic.apply import SemanticLayer
 from mnemolayer.layers.semantic.facts import SemanticMemory
@@ -230,6 +231,7 @@ class Memory:
         self._reindexer = Reindexer(store, embedder, semantic, writer, now, guard)
         self._facts = SemanticMemory(semantic, writer, now)
         self._procedural = ProceduralMemory(store, embedder, writer, now, lifecycle)
+        self._outcomes = self._procedural.log
         self._sessions = Sessions(
             store, self.sessions, self.summarizer, writer, semantic, self.privacy,
             lifecycle, now,
@@ -289,8 +291,8 @@ class Memory:
     neighbors = _delegate(SemanticMemory.neighbors, "_facts")
     profile = _delegate(SemanticMemory.profile, "_facts")
     learn_from_feedback = _delegate(SemanticMemory.learn_from_feedback, "_facts")
-    record_outcome = _delegate(ProceduralMemory.record_outcome, "_procedural")
-    outcomes = _delegate(ProceduralMemory.outcomes, "_procedural")
+    record_outcome = _delegate(OutcomeLog.record_outcome, "_outcomes")
+    outcomes = _delegate(OutcomeLog.outcomes, "_outcomes")
     strategies = _delegate(ProceduralMemory.strategies, "_procedural")
     should_avoid = _delegate(ProceduralMemory.should_avoid, "_procedural")
     reflect = _delegate(ProceduralMemory.reflect, "_procedural")
