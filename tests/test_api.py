@@ -38,6 +38,7 @@ EXPECTED_EXPORTS = {
     "MemoryKind",
     "MemoryPage",
     "MemoryRecord",
+    "MissingExtraError",
     "MnemolayerError",
     "MnemolayerRuntimeError",
     "Message",

@@ -146,7 +146,7 @@ class Settings(BaseModel):
 
     Attributes:
         db: path or ``sqlite:///`` URL of the store.
-        embedder: embedder name from the registry (``mnemolayer.embed.EMBEDDERS``).
+        embedder: embedder name from the registry (``mnemolayer.registry.EMBEDDERS``).
         extractor: fact extractor: ``"rules"`` (default), ``"llm"`` or ``"none"``.
         llm: the chat endpoint for LLM fact extraction; ``None`` (default) keeps
             extraction on the offline rules.

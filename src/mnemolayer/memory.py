@@ -10,20 +10,19 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from collections.abc import Callable
 from datetime import datetime
 from typing import Concatenate, ParamSpec, TypeVar
 
 from mnemolayer import _validate as v
-from mnemolayer.config import RetrievalConfig, default_db_path
+from mnemolayer import registry
+from mnemolayer.config import RetrievalConfig
 from mnemolayer.context.assemble import ContextBuilder
-from mnemolayer.crypto import EncryptionConfig, FieldCipher, KeyRing, resolve_encryption
-from mnemolayer.embed import get_embedder
+from mnemolayer.crypto import EncryptionConfig
 from mnemolayer.embed.base import Embedder
-from mnemolayer.errors import StoreError, ValidationError
+from mnemolayer.errors import ValidationError
 from mnemolayer.extract.base import Extractor
-from mnemolayer.extract.summarize import Summarizer, get_summarizer
+from mnemolayer.extract.summarize import Summarizer
 from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.layers.episodic.read import EpisodicReader
 from mnemolayer.layers.episodic.reindex import Reindexer
@@ -33,10 +32,10 @@ from mnemolayer.layers.procedural.strategies import ProceduralConfig, Procedural
 from mnemolayer.layers.semantic.apply import SemanticLayer
 from mnemolayer.layers.semantic.facts import SemanticMemory
 from mnemolayer.layers.working.sessions import Sessions
-from mnemolayer.layers.working.window import SessionStore, SQLiteSessionStore, get_session_store
+from mnemolayer.layers.working.window import SessionStore, SQLiteSessionStore
 from mnemolayer.lifecycle.clock import system_clock
 from mnemolayer.lifecycle.config import LifecycleConfig
-from mnemolayer.lifecycle.importance import ImportanceEstimator, RuleImportance
+from mnemolayer.lifecycle.importance import ImportanceEstimator
 from mnemolayer.lifecycle.maintain import Maintenance
 from mnemolayer.lifecycle.states import Lifecycle
 from mnemolayer.privacy.erasure import Erasure
@@ -45,10 +44,7 @@ from mnemolayer.privacy.markdown import MarkdownView
 from mnemolayer.privacy.redact import RedactionConfig
 from mnemolayer.privacy.wiring import resolve_privacy
 from mnemolayer.protocols import Progress
-from mnemolayer.registry import get_extractor
 from mnemolayer.retrieval.search import Searcher
-from mnemolayer.store.postgres.store import PostgresStore, is_postgres_url, redact_url
-from mnemolayer.store.sqlite.store import SQLiteStore, parse_db_url
 
 __all__ = ["Memory", "MessageInput", "Progress"]
 
@@ -158,24 +154,9 @@ class Memory:
         privacy: RedactionConfig | str | bool | None = "default",
         encryption: EncryptionConfig | bool | None = None,
     ) -> None:
-        target = os.fspath(path) if path is not None else default_db_path()
-        postgres = is_postgres_url(str(target))
-        self.path = redact_url(str(target)) if postgres else parse_db_url(target)
-        if not postgres and re.search(r"\b(host|dbname|hostaddr)=", str(target)):
-            raise ValidationError(
-                "db",
-                "looks like a libpq keyword string; give PostgreSQL as a URL: "
-                "postgresql://user@host:port/dbname",
-            )
-        if postgres and encryption not in (None, False):
-            raise ValidationError(
-                "encryption",
-                "encryption at rest is available on the SQLite store only; on PostgreSQL "
-                "use the server's disk or tablespace encryption",
-            )
-        crypto_config = resolve_encryption(encryption)
-        master_key = crypto_config.load_key() if crypto_config is not None else None
-        self.embedder = get_embedder(embedder)
+        where = registry.store_target(path, encryption)  # nothing is opened yet
+        self.path = where.path
+        self.embedder = registry.get_embedder(embedder)
         self.retrieval = retrieval or RetrievalConfig()
         if lifecycle is not None and not isinstance(lifecycle, LifecycleConfig):
             raise ValidationError(
@@ -184,24 +165,18 @@ class Memory:
         self.lifecycle = lifecycle or LifecycleConfig()
         self.privacy: RedactionConfig | None = resolve_privacy(privacy)
         self._now = functools.partial(v.utc_now, clock or system_clock)
-        self.store: SQLiteStore = (
-            PostgresStore(str(target), read_only=read_only)
-            if postgres
-            else SQLiteStore(self.path, read_only=read_only)
-        )
-        self.keyring: KeyRing | None = None
+        self.store, self.keyring = registry.open_store(where, read_only=read_only)
         try:
-            self.keyring = _open_encryption(self.store, crypto_config, master_key)
             self._guard = EmbeddingGuard(self.store, self.embedder, self.path)
             self._guard.check(raise_on_mismatch=check_embedder)
         except BaseException:
             self._close_store()
             raise
         try:
-            extractor_ = get_extractor(extractor)
-            self.importance_estimator = _importance_estimator(importance)
-            self.summarizer: Summarizer = get_summarizer(summarizer, extractor=extractor_)
-            self.sessions: SessionStore = get_session_store(sessions, self.store)
+            extractor_ = registry.get_extractor(extractor)
+            self.importance_estimator = registry.get_importance(importance)
+            self.summarizer: Summarizer = registry.get_summarizer(summarizer, extractor=extractor_)
+            self.sessions: SessionStore = registry.get_session_store(sessions, self.store)
         except BaseException:
             self._close_store()
             raise
@@ -349,77 +324,3 @@ class Memory:
 
     def __repr__(self) -> str:
         return f"Memory({self.path!r}, embedder={self.embedder.name!r})"
-
-
-def _open_encryption(
-    store: SQLiteStore, config: EncryptionConfig | None, master_key: bytes | None
-) -> KeyRing | None:
-    """Check the store against the encryption setting and, when on, open its keyring
-    and give the store its cipher; nothing is written when a check fails.
-
-    Raises:
-        StoreError: an encrypted store opened without a key, a plain store with data
-            opened with one, or a keyring missing or not this store's.
-        ValidationError: the wrong master key (field ``"encryption"``).
-    """
-    mark = store.encryption_mark()
-    if config is None or master_key is None:
-        if mark is not None:
-            raise StoreError(
-                f"{store.path} is encrypted: open it with its master key "
-                "(Memory(encryption=...), or MNEMOLAYER_MASTER_KEY / MNEMOLAYER_MASTER_KEY_FILE)"
-            )
-        return None
-    if mark is None and not store.is_empty():
-        raise StoreError(
-            f"{store.path} is a plain (unencrypted) store with data in it; encryption cannot "
-            "be turned on for it (migrating a plain store is not supported)"
-        )
-    if config.keyring_path is not None:
-        ring_path = os.fspath(config.keyring_path)
-    else:
-        ring_path = ":memory:" if store.path == ":memory:" else f"{store.path}.keys"
-    if mark is not None and ring_path != ":memory:" and not os.path.exists(ring_path):
-        raise StoreError(
-            f"{store.path} is encrypted but its keyring {ring_path} is missing: without it "
-            "the data cannot be decrypted"
-        )
-    keyring = KeyRing(ring_path, master_key, read_only=store.read_only)
-    try:
-        store.use_encryption(FieldCipher(keyring), keyring.keyring_id)
-    except BaseException:
-        keyring.close()
-        raise
-    return keyring
-
-
-def _importance_estimator(spec: ImportanceEstimator | str) -> ImportanceEstimator:
-    """Resolve ``Memory(importance=...)``: ``"rules"``, ``"llm"`` (from ``MNEMOLAYER_LLM_*``)
-    or an :class:`ImportanceEstimator` as is.
-
-    Raises:
-        ValidationError: an unknown name, ``"llm"`` without LLM settings, or an object
-            without ``estimate`` (field ``"importance"``).
-    """
-    if spec == "rules":
-        return RuleImportance()
-    if spec == "llm":
-        from mnemolayer.config import settings_from_env
-
-        settings = settings_from_env().llm
-        if settings is None:
-            raise ValidationError(
-                "importance",
-                "'llm' needs MNEMOLAYER_LLM_BASE_URL and MNEMOLAYER_LLM_MODEL (an "
-                "OpenAI-compatible endpoint); or pass an LLMImportance",
-            )
-        from mnemolayer.lifecycle.llm_importance import LLMImportance
-
-        return LLMImportance(settings)
-    if isinstance(spec, str):
-        raise ValidationError("importance", f"unknown estimator {spec!r}; choose rules or llm")
-    if isinstance(spec, type) or not isinstance(spec, ImportanceEstimator):
-        raise ValidationError(
-            "importance", "must be 'rules', 'llm' or have an estimate(text) method"
-        )
-    return spec

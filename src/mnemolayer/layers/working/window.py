@@ -51,7 +51,6 @@ from mnemolayer.layers.working.state import (
 )
 from mnemolayer.models import MemoryRecord, new_id
 from mnemolayer.privacy.redact import redact
-from mnemolayer.store.sqlite.engine import SQLiteConnection
 from mnemolayer.text.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     REPLY_PRIMER_TOKENS,
@@ -82,7 +81,6 @@ __all__ = [
     "WorkingHost",
     "WorkingMemory",
     "WorkingMessage",
-    "get_session_store",
     "open_window",
     "summarize",
     "working",
@@ -482,37 +480,6 @@ class WorkingMemory:
 
     def _save(self) -> None:
         self._store.save(self._state)
-
-
-def get_session_store(spec: SessionStore | str | None, conn: SQLiteConnection) -> SessionStore:
-    """Resolve ``Memory(sessions=...)``.
-
-    Args:
-        spec: ``None`` or ``"sqlite"`` → :class:`SQLiteSessionStore` over ``conn`` (the
-            memory's own file); a ``redis://``, ``rediss://`` or ``unix://`` URL, with
-            optional ``prefix=`` and ``ttl=`` (seconds) options →
-            :class:`mnemolayer.store.redis_sessions.RedisSessionStore` (needs the ``redis``
-            extra); a :class:`SessionStore` is used as is.
-        conn: the memory's store.
-
-    Raises:
-        ValidationError: an unknown name or URL scheme, a malformed URL, the ``redis``
-            package missing, or an object that is not a session store (field
-            ``"sessions"``).
-        StoreError: Redis cannot be reached (the message names the URL without its
-            password).
-    """
-    if spec is None or spec == "sqlite":
-        return SQLiteSessionStore(conn)
-    if isinstance(spec, str):
-        if spec.startswith(("redis://", "rediss://", "unix://")):
-            from mnemolayer.store.redis_sessions import RedisSessionStore
-
-            return RedisSessionStore(spec)
-        raise ValidationError("sessions", f"expected 'sqlite' or a redis:// URL, got {spec!r}")
-    if not isinstance(spec, SessionStore):
-        raise ValidationError("sessions", f"expected a SessionStore, got {type(spec).__name__}")
-    return spec
 
 
 def working(
