@@ -40,14 +40,12 @@ vectors, and the vector cache.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import sys
-import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
@@ -55,6 +53,15 @@ from pydantic import BaseModel, ConfigDict
 from mnemolayer import _validate as v
 from mnemolayer.errors import ScopeRequiredError
 from mnemolayer.layers.working.window import SQLiteSessionStore
+from mnemolayer.privacy.tables import (
+    count_in,
+    ident,
+    pg_vocab_count,
+    scope_counts,
+    unique_terms,
+    user_tables,
+    vocab_count,
+)
 
 if TYPE_CHECKING:
     from mnemolayer.crypto import KeyRing
@@ -74,8 +81,6 @@ _KNOWN_TABLES = frozenset(
         "fact_sources", "working_sessions", "working_messages", "user_generation",
     }
 )  # fmt: skip
-_CHUNK = 500
-_TOKEN = re.compile(r"[^\W_]+")
 # Process-wide caches keyed by text fragments (module, attribute), cleared on a whole-user
 # delete; only modules already imported are touched.
 _TEXT_CACHES = (
@@ -201,158 +206,6 @@ class _Evidence:
     terms: set[str] = field(default_factory=set)
 
 
-def user_tables(c: sqlite3.Connection | None, store: SQLiteStore) -> list[str]:
-    """Every table of the store's file with a ``user_id`` column, sorted.
-
-    Args:
-        c: an open transaction to read in, or ``None`` for a plain read.
-    """
-
-    def rows(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        if c is not None:
-            return c.execute(sql, params).fetchall()
-        return store.read(sql, params)
-
-    if store.dialect == "postgres":
-        return [
-            str(r[0])
-            for r in rows(
-                "SELECT table_name FROM information_schema.columns WHERE column_name = 'user_id' "
-                "AND table_schema = current_schema() ORDER BY table_name"
-            )
-        ]
-    names = [
-        str(r[0]) for r in rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    ]
-    return [
-        name
-        for name in names
-        if any(col[1] == "user_id" for col in rows(f"PRAGMA table_info({_ident(name)})"))
-    ]
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _scope_counts(
-    c: sqlite3.Connection, tables: Iterable[str], where: str, params: Sequence[Any]
-) -> dict[str, int]:
-    """Rows of the scope: per table with a ``user_id`` column for a whole user (``where``
-    is ``"1"``), only ``memories`` for a narrower scope; plus the full-text rows and
-    vectors of the scope's records. ``params``: the user id, then ``where``'s."""
-    counts: dict[str, int] = {}
-    if where == "1":
-        for table in tables:
-            sql = f"SELECT count(*) FROM {_ident(table)} WHERE user_id = ?"
-            counts[table] = int(c.execute(sql, params[:1]).fetchone()[0])
-    else:
-        counts["memories"] = int(
-            c.execute(
-                f"SELECT count(*) FROM memories WHERE user_id = ? AND {where}", params
-            ).fetchone()[0]
-        )
-    mine = f"(SELECT rowid FROM memories WHERE user_id = ? AND {where})"
-    counts["keyword_index"] = int(
-        c.execute(f"SELECT count(*) FROM memories_fts WHERE rowid IN {mine}", params).fetchone()[0]
-    )
-    vectors = int(
-        c.execute(f"SELECT count(*) FROM vectors WHERE memory_rowid IN {mine}", params).fetchone()[
-            0
-        ]
-    )
-    counts["vectors"] = vectors if where != "1" else counts.get("vectors", vectors)
-    return counts
-
-
-def _candidate_terms(texts: Iterable[str]) -> set[str]:
-    """Tokens as FTS5's ``unicode61 remove_diacritics 2`` tokenizer makes them (folded
-    case, diacritics removed, split at anything but letters and digits); a candidate
-    the index does not hold is simply not found."""
-    out: set[str] = set()
-    for text in texts:
-        folded = "".join(
-            ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) != "Mn"
-        )
-        out.update(_TOKEN.findall(folded.lower()))
-    return out
-
-
-def _unique_terms(c: sqlite3.Connection, rowids: set[int], dialect: str) -> set[str]:
-    """Terms of the full-text index that occur only in ``rowids``' rows."""
-    if not rowids:
-        return set()
-    if dialect == "postgres":
-        return _pg_unique_terms(c, rowids)
-    c.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mnemolayer_fts_instances "
-        "USING fts5vocab(main, memories_fts, instance)"
-    )
-    texts: list[str] = []
-    ordered = sorted(rowids)
-    for start in range(0, len(ordered), _CHUNK):
-        part = ordered[start : start + _CHUNK]
-        texts += [
-            str(r[0])
-            for r in c.execute(
-                f"SELECT terms FROM memories_fts WHERE rowid IN ({','.join('?' * len(part))})",
-                part,
-            )
-        ]
-    unique: set[str] = set()
-    for term in _candidate_terms(texts):
-        docs = {
-            int(r[0])
-            for r in c.execute(
-                "SELECT DISTINCT doc FROM temp.mnemolayer_fts_instances WHERE term = ?", (term,)
-            )
-        }
-        if docs and docs <= rowids:
-            unique.add(term)
-    return unique
-
-
-def _pg_unique_terms(c: Any, rowids: set[int]) -> set[str]:
-    """:func:`_unique_terms` on PostgreSQL: the stored terms are the lexemes, and the
-    rows holding one are found through the GIN index."""
-    from mnemolayer.store.postgres.store import _lexeme
-
-    ordered = sorted(rowids)
-    terms: set[str] = set()
-    for start in range(0, len(ordered), _CHUNK):
-        part = ordered[start : start + _CHUNK]
-        for r in c.execute(
-            f"SELECT terms FROM memories_fts WHERE rowid IN ({','.join('?' * len(part))})", part
-        ):
-            terms.update(str(r[0]).split())
-    unique: set[str] = set()
-    for term in terms:
-        docs = {
-            int(r[0])
-            for r in c.execute(
-                "SELECT rowid FROM memories_fts WHERE tsv @@ CAST(? AS tsquery)", (_lexeme(term),)
-            )
-        }
-        if docs and docs <= rowids:
-            unique.add(term)
-    return unique
-
-
-def _pg_vocab_count(rows: Any, terms: Sequence[str]) -> int:
-    """How many of ``terms`` the PostgreSQL keyword index still holds."""
-    from mnemolayer.store.postgres.store import _lexeme
-
-    return sum(
-        int(
-            rows(
-                "SELECT EXISTS (SELECT 1 FROM memories_fts WHERE tsv @@ CAST(? AS tsquery))",
-                (_lexeme(t),),
-            )[0][0]
-        )
-        for t in terms
-    )
-
-
 def delete_scope(
     erasure: Erasure, user_id: str, agent_id: str | None, session_id: str | None, now: datetime
 ) -> DeletionReceipt:
@@ -377,7 +230,7 @@ def delete_scope(
             c.execute("PRAGMA secure_delete = ON")
         tables = user_tables(c, erasure.store)
         scope_params = [user_id, *params]
-        before = _scope_counts(c, tables, where, scope_params)
+        before = scope_counts(c, tables, where, scope_params)
         evidence.rowids = {
             int(r[0])
             for r in c.execute(
@@ -394,8 +247,8 @@ def delete_scope(
                     (user_id, user_id),
                 )
             }
-            evidence.terms = _unique_terms(c, evidence.rowids, erasure.store.dialect)
-            terms_before = _vocab_count(c, evidence.terms, erasure.store.dialect)
+            evidence.terms = unique_terms(c, evidence.rowids, erasure.store.dialect)
+            terms_before = vocab_count(c, evidence.terms, erasure.store.dialect)
         gone = erasure.store.delete_where(c, f"user_id = ? AND {where}", scope_params)
         count = len(gone)
         if whole:
@@ -407,14 +260,14 @@ def delete_scope(
                 erasure.sessions.delete_user(user_id, c)
             for table in tables:
                 if table not in _KNOWN_TABLES:
-                    c.execute(f"DELETE FROM {_ident(table)} WHERE user_id = ?", (user_id,))
+                    c.execute(f"DELETE FROM {ident(table)} WHERE user_id = ?", (user_id,))
             erasure.store.drop_generation(c, user_id)
             # Rewrite the full-text index without the deleted rows: FTS5 deletes leave
             # tombstones while the old segments (holding the user's terms) stay until a
             # merge. The cost grows with the index (a whole-user delete is rare).
             if sqlite:
                 c.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-            removed["keyword_terms"] = terms_before - _vocab_count(
+            removed["keyword_terms"] = terms_before - vocab_count(
                 c, evidence.terms, erasure.store.dialect
             )
         else:
@@ -422,7 +275,7 @@ def delete_scope(
                 erasure.store.add_history(c, mid, uid, "DELETE", None, None, now)
             # Facts only these messages stated go with them (their records too).
             count += len(erasure.semantic.forget(c, user_id, [mid for _r, mid, _u in gone], now))
-        after = _scope_counts(c, tables, where, scope_params)
+        after = scope_counts(c, tables, where, scope_params)
         for key, was in before.items():
             if key not in ("memories", "vectors", "keyword_index") and not whole:
                 continue  # only records and their indexes shrink in a narrower scope
@@ -472,23 +325,6 @@ def delete_scope(
         verified=not any(remaining.values()),
         deleted_at=now,
     )
-
-
-def _vocab_count(c: sqlite3.Connection, terms: set[str], dialect: str) -> int:
-    if dialect == "postgres":
-        return _pg_vocab_count(lambda sql, p: c.execute(sql, p).fetchall(), sorted(terms))
-    found = 0
-    ordered = sorted(terms)
-    for start in range(0, len(ordered), _CHUNK):
-        part = ordered[start : start + _CHUNK]
-        found += int(
-            c.execute(
-                "SELECT count(*) FROM memories_fts_vocab WHERE term IN "
-                f"({','.join('?' * len(part))})",
-                part,
-            ).fetchone()[0]
-        )
-    return found
 
 
 def _drop_caches(erasure: Erasure, user_id: str, whole: bool) -> dict[str, int]:
@@ -547,7 +383,7 @@ def check_remaining(
     ids = sorted(set(rowids))
     if whole:
         for table in user_tables(None, erasure.store):
-            sql = f"SELECT count(*) FROM {_ident(table)} WHERE user_id = ?"
+            sql = f"SELECT count(*) FROM {ident(table)} WHERE user_id = ?"
             left[table] = int(read(sql, (user_id,))[0][0])
     else:
         where, params = scope_where(Scope(user_id, agent_id=agent_id, session_id=session_id))
@@ -555,14 +391,16 @@ def check_remaining(
             read(f"SELECT count(*) FROM memories WHERE user_id = ? AND {where}",
                  [user_id, *params])[0][0]
         )  # fmt: skip
-    left["keyword_index"] = _count_in(erasure, "SELECT count(*) FROM memories_fts WHERE rowid", ids)
+    left["keyword_index"] = count_in(
+        erasure.store, "SELECT count(*) FROM memories_fts WHERE rowid", ids
+    )
     left["keyword_index_orphans"] = int(
         read("SELECT count(*) FROM memories_fts WHERE rowid NOT IN (SELECT rowid FROM memories)")[
             0
         ][0]
     )
-    left["vectors_of_deleted"] = _count_in(
-        erasure, "SELECT count(*) FROM vectors WHERE memory_rowid", ids
+    left["vectors_of_deleted"] = count_in(
+        erasure.store, "SELECT count(*) FROM vectors WHERE memory_rowid", ids
     )
     left["vector_orphans"] = int(
         read("SELECT count(*) FROM vectors WHERE memory_rowid NOT IN (SELECT rowid FROM memories)")[
@@ -580,19 +418,19 @@ def check_remaining(
     if not whole:
         return left
     left["keyword_terms"] = (
-        _pg_vocab_count(read, sorted(set(terms)))
+        pg_vocab_count(read, sorted(set(terms)))
         if erasure.store.dialect == "postgres"
-        else _count_in(
-            erasure, "SELECT count(*) FROM memories_fts_vocab WHERE term", sorted(set(terms))
+        else count_in(
+            erasure.store, "SELECT count(*) FROM memories_fts_vocab WHERE term", sorted(set(terms))
         )
     )
     mids = sorted(set(memory_ids))
-    left["history_of_deleted"] = _count_in(
-        erasure, "SELECT count(*) FROM history WHERE memory_id", mids
+    left["history_of_deleted"] = count_in(
+        erasure.store, "SELECT count(*) FROM history WHERE memory_id", mids
     )
-    left["facts_citing_deleted"] = _count_in(
-        erasure, "SELECT count(*) FROM fact_sources WHERE source_id", mids
-    ) + _count_in(erasure, "SELECT count(*) FROM facts WHERE memory_id", mids)
+    left["facts_citing_deleted"] = count_in(
+        erasure.store, "SELECT count(*) FROM fact_sources WHERE source_id", mids
+    ) + count_in(erasure.store, "SELECT count(*) FROM facts WHERE memory_id", mids)
     left["session_windows"] = len(erasure.sessions.list_sessions(user_id))
     left.update(_redis_left(erasure, user_id))
     left["task_cache"] = int(len(erasure.task_vectors) > 0)
@@ -600,15 +438,6 @@ def check_remaining(
     if keyring is not None:
         left["data_keys"] = int(bool(keyring.has_key(user_id)))
     return left
-
-
-def _count_in(erasure: Erasure, head: str, values: Sequence[Any]) -> int:
-    """``head IN (values)`` counted in chunks (``head`` ends with the column)."""
-    total = 0
-    for start in range(0, len(values), _CHUNK):
-        part = list(values[start : start + _CHUNK])
-        total += int(erasure.store.read(f"{head} IN ({','.join('?' * len(part))})", part)[0][0])
-    return total
 
 
 def _redis_left(erasure: Erasure, user_id: str) -> dict[str, int]:
