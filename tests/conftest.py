@@ -16,18 +16,16 @@ import ipaddress
 import os
 import socket
 import uuid
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 from hypothesis import settings as hypothesis_settings
 
 from mnemolayer import Memory
-from mnemolayer.embed import HashingEmbedder
+from mnemolayer.testing import CountingEmbedder, FakeClock
 
 # Property tests draw the same examples on every run, so a CI run never fails on a draw the
 # previous one did not make; MNEMOLAYER_HYPOTHESIS_RANDOM=1 explores fresh ones.
@@ -106,44 +104,8 @@ def _cwd_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 # -- clock and embedder ------------------------------------------------------------------
 
 
-class FakeClock:
-    """A clock that stands still until told to move (``Memory(clock=...)``)."""
-
-    def __init__(self, start: datetime = datetime(2024, 5, 8, 12, 0, tzinfo=UTC)) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> datetime:
-        self.now += timedelta(**delta)
-        return self.now
-
-
-@dataclass
-class CountingEmbedder:
-    """Wraps an embedder and records every ``embed`` call as ``(kind, texts)``.
-
-    Has the inner model's ``name`` and ``dim``, so a store cannot tell the two apart.
-    """
-
-    inner: Any = field(default_factory=HashingEmbedder)
-    calls: list[tuple[str, list[str]]] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.name: str = self.inner.name
-        self.dim: int = self.inner.dim
-        self.max_tokens: int = self.inner.max_tokens
-
-    def embed(self, texts: Sequence[str], kind: str = "document") -> np.ndarray:
-        self.calls.append((kind, list(texts)))
-        return self.inner.embed(texts, kind)
-
-    def count_tokens(self, text: str) -> int:
-        return int(self.inner.count_tokens(text))
-
-    def kinds(self) -> list[str]:
-        return [kind for kind, _ in self.calls]
+#: When the tests' clock starts (``clock`` fixture).
+CLOCK_START = datetime(2024, 5, 8, 12, 0, tzinfo=UTC)
 
 
 # -- stores ------------------------------------------------------------------------------
@@ -151,7 +113,7 @@ class CountingEmbedder:
 
 @pytest.fixture
 def clock() -> FakeClock:
-    return FakeClock()
+    return FakeClock(CLOCK_START)
 
 
 # -- store backends: the contract suite -------------------------------------------------

@@ -240,7 +240,7 @@ def _vector_top(
     """The vector candidates' cosines, best first, and whether the cut-off falls in a tie."""
     searcher = mem._searcher
     searcher.ann = config
-    scope = mem._scope("ann", None, kw.get("session_id"), kw.get("kinds"), kw.get("filters"))
+    scope = mem._reader.scope("ann", None, kw.get("session_id"), kw.get("kinds"), kw.get("filters"))
     req = SearchRequest(
         query, scope, 15, None, "vector", NOW, include_history=bool(kw.get("include_history"))
     )
@@ -311,7 +311,7 @@ def test_lazy_cosines_cover_exactly_the_records_in_scope(tmp_path: Path, exhaust
     searcher = mem._searcher
     everyone = [*sorted(searcher.vectors.get("ann").unique.tolist()), 10**9]
     for kw in ({}, {"session_id": "s3"}, {"filters": {"team": "blue"}}):
-        scope = mem._scope("ann", None, kw.get("session_id"), None, kw.get("filters"))
+        scope = mem._reader.scope("ann", None, kw.get("session_id"), None, kw.get("filters"))
         req = SearchRequest("garden chess", scope, 10, None, "hybrid", NOW)
         got = []
         for config in (EXACT, ANN):

@@ -37,6 +37,7 @@ EXPECTED_EXPORTS = {
     "MemoryKind",
     "MemoryPage",
     "MemoryRecord",
+    "MissingExtraError",
     "MnemolayerError",
     "MnemolayerRuntimeError",
     "Message",

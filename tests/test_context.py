@@ -17,7 +17,7 @@ from mnemolayer import Memory
 from mnemolayer.context.assemble import (
     SECTIONS,
     Context,
-    ContextAPI,
+    ContextBuilder,
     ContextTemplate,
     build_context,
 )
@@ -285,11 +285,10 @@ def test_cli_context_prints_markdown_and_json(tmp_path: Path) -> None:
     assert bad.exit_code == 2
 
 
-def test_the_mixin_gives_memory_a_context_method(tmp_path: Path) -> None:
-    class WithContext(Memory, ContextAPI):
-        pass
-
-    memory = WithContext(tmp_path / "x.db", embedder="hashing")
+def test_memory_context_is_the_context_builders_method(tmp_path: Path) -> None:
+    assert Memory.context.__wrapped__ is ContextBuilder.context  # type: ignore[attr-defined]
+    assert Memory.context.__doc__ == ContextBuilder.context.__doc__
+    memory = Memory(tmp_path / "x.db", embedder="hashing")
     try:
         memory.add("I live in Berlin.", user_id="u1")
         ctx = memory.context("where do I live?", user_id="u1", budget_tokens=100)

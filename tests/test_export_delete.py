@@ -180,7 +180,7 @@ def test_receipt_counts_every_table_and_index_and_verifies(
     assert receipt.removed["keyword_terms"] >= 1  # MARK, at least
     assert receipt.removed["vector_cache"] == 1
     # Every table with a user_id column was re-checked, and every check found nothing.
-    assert set(user_tables(None, wsmem)) <= set(receipt.remaining)
+    assert set(user_tables(None, wsmem.store)) <= set(receipt.remaining)
     assert receipt.verified and not any(receipt.remaining.values()), receipt.remaining
     if is_postgres(db_path):
         left = "SELECT count(*) FROM memories_fts WHERE strpos(terms, ?) > 0"
@@ -212,7 +212,7 @@ def test_nothing_remains_after_a_restart_raw_file_included(
         wsmem.close()
 
     with Memory(db_path, embedder="hashing", sessions=sessions) as again:
-        left = check_remaining(again, USER, rowids=rowids, memory_ids=ids, terms=[MARK])
+        left = check_remaining(again._erasure, USER, rowids=rowids, memory_ids=ids, terms=[MARK])
         assert not any(left.values()), left
         assert again.list_sessions(USER) == []
         assert again.search(f"{MARK} Lisbon", user_id=USER) == []

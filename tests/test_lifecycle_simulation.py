@@ -25,7 +25,8 @@ import pytest
 
 from mnemolayer import Memory, NotFoundError
 from mnemolayer.bench.lifesim import BOUNDED, COMPACT, START, USERS, Simulation, simulate
-from mnemolayer.lifecycle import FakeClock, LifecycleConfig
+from mnemolayer.lifecycle import LifecycleConfig
+from mnemolayer.testing import FakeClock
 
 pytestmark = pytest.mark.timeout(180)
 

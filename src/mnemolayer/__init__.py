@@ -5,6 +5,7 @@ from mnemolayer.config import RetrievalConfig
 from mnemolayer.errors import (
     EmbedderError,
     EmbeddingModelMismatchError,
+    MissingExtraError,
     MnemolayerError,
     MnemolayerRuntimeError,
     NotFoundError,
@@ -34,6 +35,7 @@ __all__ = [
     "MemoryPage",
     "MemoryRecord",
     "Message",
+    "MissingExtraError",
     "MnemolayerError",
     "MnemolayerRuntimeError",
     "NotFoundError",

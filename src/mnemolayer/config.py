@@ -147,7 +147,7 @@ class Settings(BaseModel):
 
     Attributes:
         db: path or ``sqlite:///`` URL of the store.
-        embedder: embedder name from the registry (``mnemolayer.embed.EMBEDDERS``).
+        embedder: embedder name from the registry (``mnemolayer.registry.EMBEDDERS``).
         embed_threads: CPU threads per embedding call (``E5Embedder(threads=...)``);
             ``None`` (default): the model's own default.
         extractor: fact extractor: ``"rules"`` (default), ``"llm"`` or ``"none"``.

@@ -8,7 +8,8 @@ wrong) are kept apart from runtime errors (the store or a model failed)::
     ├── UsageError                  bad input; the message names the field
     │   ├── ValidationError         a value failed validation (``.field`` names it)
     │   ├── NotFoundError           no memory with that id (in that scope)
-    │   └── ScopeRequiredError      a read or delete without ``user_id``
+    │   ├── ScopeRequiredError      a read or delete without ``user_id``
+    │   └── MissingExtraError       an optional dependency is not installed (names the extra)
     └── MnemolayerRuntimeError       the operation could not be carried out
         ├── StoreError              the database failed
         │   ├── StoreCorruptError   the file is not a healthy database ("database corrupt: <path>")
@@ -25,6 +26,7 @@ from __future__ import annotations
 __all__ = [
     "EmbedderError",
     "EmbeddingModelMismatchError",
+    "MissingExtraError",
     "MnemolayerError",
     "MnemolayerRuntimeError",
     "NotFoundError",
@@ -65,6 +67,23 @@ class NotFoundError(UsageError, LookupError):
 
 class ScopeRequiredError(UsageError):
     """A read or delete was attempted without the ``user_id`` scope it needs."""
+
+
+class MissingExtraError(UsageError, ImportError):
+    """An optional feature was asked for without the package it needs.
+
+    Also an :class:`ImportError`, so code that guarded the import keeps working.
+
+    Attributes:
+        extra: the pip extra that installs it (``"llm"``).
+        module: the module that could not be imported (``"openai"``).
+    """
+
+    def __init__(self, message: str, *, extra: str, module: str) -> None:
+        super().__init__(message)
+        self.extra = extra
+        self.module = module
+        self.name = module  # ImportError's own attribute
 
 
 class MnemolayerRuntimeError(MnemolayerError, RuntimeError):

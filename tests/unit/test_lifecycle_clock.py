@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from mnemolayer.errors import ValidationError
-from mnemolayer.lifecycle import Clock, FakeClock, system_clock
+from mnemolayer.lifecycle import Clock, system_clock
+from mnemolayer.testing import FakeClock
 
 
 def test_fake_clock_stands_still_until_advanced() -> None:

@@ -12,7 +12,6 @@ import pytest
 
 from mnemolayer.errors import ValidationError
 from mnemolayer.lifecycle import (
-    FakeClock,
     LifecycleConfig,
     RetentionInput,
     default_expires_at,
@@ -25,6 +24,7 @@ from mnemolayer.lifecycle import (
     retention,
 )
 from mnemolayer.models import MemoryKind, MemoryRecord
+from mnemolayer.testing import FakeClock
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 

@@ -11,13 +11,8 @@ import pytest
 
 from mnemolayer.config import LLMSettings
 from mnemolayer.errors import ValidationError
-from mnemolayer.extract.summarize import (
-    SUMMARIZERS,
-    ExtractiveSummarizer,
-    Summarizer,
-    get_summarizer,
-)
-from mnemolayer.layers.working.window import summarize
+from mnemolayer.extract.summarize import ExtractiveSummarizer, Summarizer, summarize
+from mnemolayer.registry import SUMMARIZERS, get_summarizer
 from mnemolayer.text.tokens import QuicktokCounter, TokenCounter
 
 COUNTER = QuicktokCounter("o200k_base")

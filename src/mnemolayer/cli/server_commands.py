@@ -17,7 +17,7 @@ import typer
 from mnemolayer.cli._common import _emit, _print_table, _say, _state, app
 from mnemolayer.crypto import env_requests_encryption, resolve_encryption
 from mnemolayer.errors import UsageError, ValidationError
-from mnemolayer.memory import _open_encryption, parse_db_url
+from mnemolayer.registry import open_encryption as _open_encryption
 from mnemolayer.server.rest.keys import ApiKey, KeyStore
 from mnemolayer.server.rest.settings import (
     DEFAULT_MAX_BODY_BYTES,
@@ -28,7 +28,7 @@ from mnemolayer.server.rest.settings import (
     require_server_extra,
 )
 from mnemolayer.store.postgres.store import is_postgres_url, redact_url
-from mnemolayer.store.sqlite.store import SQLiteStore
+from mnemolayer.store.sqlite.store import SQLiteStore, parse_db_url
 
 keys_app = typer.Typer(help="Manage the REST server's API keys (stored hashed).")
 app.add_typer(keys_app, name="keys")

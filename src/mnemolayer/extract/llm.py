@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mnemolayer._extras import require
 from mnemolayer.config import LLMSettings
 from mnemolayer.extract.base import (
     SELF,
@@ -48,18 +49,16 @@ from mnemolayer.extract.llm_prompt import (
 )
 from mnemolayer.extract.predicates import PREDICATES
 
-try:
-    import openai
+require("openai", extra="llm", purpose="LLM extraction")  # names the extra when it is missing
+import openai  # noqa: E402
 
-    from mnemolayer.llm.client import Deadline, LLMBacked
-    from mnemolayer.llm.jsonrepair import extract_json
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "LLM extraction needs the optional dependencies: pip install -e '.[llm]' in the mnemolayer checkout"
-    ) from exc
+from mnemolayer.llm.client import Deadline, LLMBacked  # noqa: E402
+from mnemolayer.llm.jsonrepair import extract_json  # noqa: E402
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
+
+    from mnemolayer.protocols import ChatModel
 
 __all__ = [
     "EXTRACTABLE",
@@ -333,6 +332,8 @@ class LLMExtractor(LLMBacked):
             server.
         budget_s: seconds one :meth:`extract` may spend on the model before falling
             back; ``None`` → ``(max_retries + 1) * timeout_s``.
+        chat: the chat model to ask; ``None`` → one of ``settings``' endpoint (tests
+            pass a :class:`mnemolayer.testing.ScriptedChatModel`).
 
     Raises:
         ValueError: ``reasks`` < 0, ``max_tokens`` < 1 or ``budget_s`` <= 0.
@@ -346,6 +347,7 @@ class LLMExtractor(LLMBacked):
         reasks: int = 1,
         max_tokens: int | None = 1024,
         budget_s: float | None = None,
+        chat: ChatModel | None = None,
     ) -> None:
         if reasks < 0:
             raise ValueError(f"reasks must be >= 0, got {reasks}")
@@ -353,7 +355,7 @@ class LLMExtractor(LLMBacked):
             raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
         if budget_s is not None and not budget_s > 0:
             raise ValueError(f"budget_s must be > 0, got {budget_s}")
-        super().__init__(settings, budget_s)
+        super().__init__(settings, budget_s, chat)
         self.reasks = reasks
         self.max_tokens = max_tokens
         self._json_mode = True

@@ -41,6 +41,8 @@ from mnemolayer.text.tokens import TokenCounter
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
 
+    from mnemolayer.protocols import ChatModel
+
 __all__ = ["LLMSummarizer", "build_messages", "clean_answer", "fit_lines"]
 
 log = logging.getLogger(__name__)
@@ -174,6 +176,8 @@ class LLMSummarizer(LLMBacked):
             :class:`~mnemolayer.extract.summarize.ExtractiveSummarizer`.
         budget_s: seconds one :meth:`summarize` may spend on the model before falling
             back; ``None`` → ``(max_retries + 1) * timeout_s``.
+        chat: the chat model to ask; ``None`` → one of ``settings``' endpoint (tests
+            pass a :class:`mnemolayer.testing.ScriptedChatModel`).
         max_answer_tokens: the most answer tokens ever requested. A request asks for
             ``min(max_answer_tokens, ceil(1.25 * max_tokens) + 16)``; raise it for models
             that reason at length before answering.
@@ -192,6 +196,7 @@ class LLMSummarizer(LLMBacked):
         fallback: Summarizer | None = None,
         budget_s: float | None = None,
         max_answer_tokens: int = 4096,
+        chat: ChatModel | None = None,
     ) -> None:
         if not isinstance(settings, LLMSettings):
             raise ValidationError(
@@ -207,7 +212,7 @@ class LLMSummarizer(LLMBacked):
             raise ValidationError("max_answer_tokens", f"must be an int, got {max_answer_tokens!r}")
         if max_answer_tokens < 1:
             raise ValidationError("max_answer_tokens", f"must be >= 1, got {max_answer_tokens}")
-        super().__init__(settings, budget_s)
+        super().__init__(settings, budget_s, chat)
         self.max_answer_tokens = max_answer_tokens
         self.fallback: Summarizer = fallback if fallback is not None else ExtractiveSummarizer()
 

@@ -66,31 +66,27 @@ from typing import Any, Literal
 import anyio.to_thread
 
 from mnemolayer import _validate as v
-from mnemolayer.errors import UsageError, ValidationError
+from mnemolayer._extras import require
+from mnemolayer.errors import ValidationError
+from mnemolayer.integrations._langgraph_match import check_filter, matches, namespace_matches
 from mnemolayer.memory import Memory
 from mnemolayer.models import MemoryRecord, validate_content
 
-try:
-    from langgraph.store.base import (
-        BaseStore,
-        GetOp,
-        InvalidNamespaceError,
-        Item,
-        ListNamespacesOp,
-        Op,
-        PutOp,
-        Result,
-        SearchItem,
-        SearchOp,
-        validate_op_namespace,
-    )
-    from langgraph.store.base.embed import get_text_at_path, tokenize_path
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise UsageError(
-        "the LangGraph store needs LangGraph: pip install -e '.[langgraph]' in the mnemolayer checkout"
-    ) from exc
-
-from mnemolayer.integrations._langgraph_match import check_filter, matches, namespace_matches
+require("langgraph.store.base", extra="langgraph", purpose="the LangGraph store")
+from langgraph.store.base import (  # noqa: E402
+    BaseStore,
+    GetOp,
+    InvalidNamespaceError,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    validate_op_namespace,
+)
+from langgraph.store.base.embed import get_text_at_path, tokenize_path  # noqa: E402
 
 __all__ = ["MnemolayerStore"]
 

@@ -2,7 +2,8 @@
 
 A clock is any callable that returns the current time as an aware UTC datetime; it is
 the same shape as ``Memory(clock=...)``. :func:`system_clock` reads the real time and
-:class:`FakeClock` stands still until a test moves it.
+:class:`FakeClock` stands still until a test moves it (also in :mod:`mnemolayer.testing`,
+with the other deterministic stand-ins).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class FakeClock:
     Raises:
         ValidationError: ``start`` is not a time.
     """
+
+    __test__ = False  # not a test class, whatever pytest's naming rules say
 
     def __init__(self, start: datetime | str | float = datetime(2024, 1, 1, tzinfo=UTC)) -> None:
         now = to_utc(start, "start")

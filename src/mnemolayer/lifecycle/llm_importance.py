@@ -40,6 +40,8 @@ from mnemolayer.llm.jsonrepair import extract_json
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
 
+    from mnemolayer.protocols import ChatModel
+
 __all__ = ["SYSTEM_PROMPT", "LLMImportance", "build_messages", "parse_answer"]
 
 log = logging.getLogger(__name__)
@@ -134,6 +136,8 @@ class LLMImportance(LLMBacked):
             back; ``None`` → ``(max_retries + 1) * timeout_s``.
         max_tokens: cap on the answer's tokens (raise it for models that reason before
             answering); ``None`` leaves it to the server.
+        chat: the chat model to ask; ``None`` → one of ``settings``' endpoint (tests
+            pass a :class:`mnemolayer.testing.ScriptedChatModel`).
 
     Raises:
         ValidationError: ``settings`` not :class:`~mnemolayer.config.LLMSettings` (field
@@ -148,6 +152,7 @@ class LLMImportance(LLMBacked):
         fallback: ImportanceEstimator | None = None,
         budget_s: float | None = None,
         max_tokens: int | None = 512,
+        chat: ChatModel | None = None,
     ) -> None:
         if not isinstance(settings, LLMSettings):
             raise ValidationError(
@@ -163,7 +168,7 @@ class LLMImportance(LLMBacked):
             isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
         ):
             raise ValidationError("max_tokens", f"must be an int >= 1, got {max_tokens!r}")
-        super().__init__(settings, budget_s)
+        super().__init__(settings, budget_s, chat)
         self.max_tokens = max_tokens
         self.fallback: ImportanceEstimator = fallback if fallback is not None else RuleImportance()
 

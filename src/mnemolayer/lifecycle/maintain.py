@@ -89,7 +89,7 @@ if TYPE_CHECKING:
     from mnemolayer.store.base import SQLStore
 
 __all__ = [
-    "MaintenanceAPI",
+    "Maintenance",
     "MaintenanceOptions",
     "MaintenanceReport",
     "UserMaintenance",
@@ -264,7 +264,7 @@ def _forget(p: Pass) -> None:
 # -- the pass --------------------------------------------------------------------------------
 
 
-def _user_pass(mem: MaintenanceAPI, user_id: str, now: datetime, dry_run: bool,
+def _user_pass(mem: Maintenance, user_id: str, now: datetime, dry_run: bool,
                options: MaintenanceOptions) -> UserMaintenance:  # fmt: skip
     p = Pass(
         store=mem.store, semantic=mem.semantic, config=mem.lifecycle, options=options,
@@ -286,7 +286,7 @@ def _user_pass(mem: MaintenanceAPI, user_id: str, now: datetime, dry_run: bool,
 
 
 def maintain(
-    mem: MaintenanceAPI,
+    mem: Maintenance,
     *,
     user_id: str | None = None,
     now: datetime | str | float | None = None,
@@ -296,7 +296,7 @@ def maintain(
     """Run one maintenance pass over ``mem``'s store (see the module docstring).
 
     Args:
-        mem: the memory (a :class:`mnemolayer.Memory`); its ``lifecycle`` settings apply.
+        mem: the store and settings (:class:`Maintenance`); its ``lifecycle`` applies.
         user_id: only this user; ``None``: every user with records.
         now: the time to judge expiry and retention at (datetime, ISO-8601 or epoch
             seconds; naive is UTC); ``None``: the memory's clock.
@@ -314,7 +314,7 @@ def maintain(
     """
     started = time.perf_counter()
     uid = v.scope_id(user_id, "user_id") if user_id is not None else None
-    at = to_utc(now, "now") if now is not None else mem.now()
+    at = to_utc(now, "now") if now is not None else mem.clock()
     if at is None:
         raise ValidationError("now", "is required")
     if not isinstance(dry_run, bool):
@@ -327,7 +327,7 @@ def maintain(
     if mem.store.read_only and not dry_run:
         raise StoreError(f"{mem.store.path} is opened read-only: maintain needs write access")
     if opts.merge:
-        mem._require_model()
+        mem.require_model()
     users = [uid] if uid is not None else mem.store.user_ids()
     reports = [_user_pass(mem, u, at, dry_run, opts) for u in users]
     return MaintenanceReport(
@@ -335,17 +335,33 @@ def maintain(
     )
 
 
-class MaintenanceAPI:
-    """Mixin for :class:`mnemolayer.Memory` (which provides ``store``, ``semantic``,
-    ``lifecycle``, ``embedder``, ``now`` and ``_require_model``)."""
+class Maintenance:
+    """The maintenance pass as the facade serves it (:meth:`maintain`).
 
-    # Provided by Memory.
-    store: SQLStore
-    semantic: SemanticLayer
-    lifecycle: LifecycleConfig
-    embedder: Embedder
-    now: Callable[[], datetime]
-    _require_model: Callable[[], None]
+    Args:
+        store: the open store.
+        semantic: the semantic layer (facts follow the records that expire or go).
+        lifecycle: decay, TTL, merging and forgetting settings.
+        embedder: the configured embedder (merging compares vectors).
+        clock: returns "now" (aware UTC).
+        require_model: raises while the store's vectors are another model's.
+    """
+
+    def __init__(
+        self,
+        store: SQLStore,
+        semantic: SemanticLayer,
+        lifecycle: LifecycleConfig,
+        embedder: Embedder,
+        clock: Callable[[], datetime],
+        require_model: Callable[[], None],
+    ) -> None:
+        self.store = store
+        self.semantic = semantic
+        self.lifecycle = lifecycle
+        self.embedder = embedder
+        self.clock = clock
+        self.require_model = require_model
 
     def maintain(
         self,

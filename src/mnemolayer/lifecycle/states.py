@@ -1,4 +1,4 @@
-"""The lifecycle half of :class:`mnemolayer.Memory`: importance at write, pinning, manual
+"""The lifecycle service of :class:`mnemolayer.Memory`: importance at write, pinning, manual
 archiving and restoring, and explanations of why a memory ranks where it does.
 
 * **Importance at write** (:func:`write_importance`): when ``Memory.add`` is not given an
@@ -11,16 +11,16 @@ archiving and restoring, and explanations of why a memory ranks where it does.
   by extraction get their importance from the fact's category (identity and
   relationship 0.7, preference 0.65, plan 0.6, other 0.5; see
   :mod:`mnemolayer.layers.semantic.apply`), above a plain turn's 0.4.
-  The reasons are not stored: :meth:`LifecycleAPI.explain` recomputes them from the
+  The reasons are not stored: :meth:`Lifecycle.explain` recomputes them from the
   content, which gives the same estimate (the rules are deterministic), and says when
   the stored value differs (set by the caller, or raised by recall).
-* **Pinning** (:meth:`LifecycleAPI.pin`): a pinned memory keeps retention 1, so it never
+* **Pinning** (:meth:`Lifecycle.pin`): a pinned memory keeps retention 1, so it never
   decays, is never forgotten by maintenance and ranks as if fresh; it never expires
   either (recall keeps it past its ``expires_at`` and maintenance neither applies its
   kind's TTL nor deletes it).
-* **Archiving** (:meth:`LifecycleAPI.archive`, :meth:`LifecycleAPI.restore`): an
+* **Archiving** (:meth:`Lifecycle.archive`, :meth:`Lifecycle.restore`): an
   archived memory is out of recall but kept, and restoring it brings it back.
-* **Explain** (:meth:`LifecycleAPI.explain`): retention and its parts, importance and
+* **Explain** (:meth:`Lifecycle.explain`): retention and its parts, importance and
   why, expiry, supersession, archive, merge and consolidation state, and for a query
   the rank the memory gets or why it is left out.
 
@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from mnemolayer import _validate as v
 from mnemolayer.errors import NotFoundError, ValidationError
 from mnemolayer.extract import predicates
+from mnemolayer.layers.episodic.read import get_record
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.lifecycle.decay import as_accessed, explain_retention
 from mnemolayer.lifecycle.explanation import (
@@ -56,11 +57,11 @@ from mnemolayer.retrieval.search import Scope, SearchRequest, ranking_explanatio
 
 if TYPE_CHECKING:
     from mnemolayer.config import RetrievalConfig
-    from mnemolayer.layers.semantic.apply import SemanticLayer
     from mnemolayer.retrieval.search import Searcher
     from mnemolayer.store.base import SQLStore
+    from mnemolayer.store.graph import GraphStore
 
-__all__ = ["KIND_IMPORTANCE_FLOOR", "LifecycleAPI", "write_importance"]
+__all__ = ["KIND_IMPORTANCE_FLOOR", "Lifecycle", "write_importance"]
 
 #: The least importance a record of these kinds gets when the caller gives none.
 KIND_IMPORTANCE_FLOOR: dict[MemoryKind, float] = {
@@ -84,20 +85,37 @@ def write_importance(content: str, kind: MemoryKind) -> ImportanceEstimate:
     )
 
 
-class LifecycleAPI:
-    """Mixin for :class:`mnemolayer.Memory` (which provides ``store``, ``semantic``,
-    ``lifecycle``, ``retrieval``, ``now``, ``get``, ``_searcher`` and
-    ``_require_model``)."""
+class Lifecycle:
+    """A memory's lifecycle state as the facade serves it: pin, unpin, archive, restore,
+    and why a memory ranks where it does (:meth:`explain`).
 
-    # Provided by Memory.
-    store: SQLStore
-    semantic: SemanticLayer
-    lifecycle: LifecycleConfig
-    retrieval: RetrievalConfig
-    now: Callable[[], datetime]
-    get: Callable[..., MemoryRecord]
-    _searcher: Searcher
-    _require_model: Callable[[], None]
+    Args:
+        store: the open store.
+        graph: the knowledge graph (a fact's record takes its importance from the fact).
+        lifecycle: decay, TTL and reinforcement settings.
+        retrieval: ranking settings (how many candidates :meth:`explain` ranks).
+        searcher: hybrid recall, to rank a memory for a query.
+        clock: returns "now" (aware UTC).
+        require_model: raises while the store's vectors are another model's.
+    """
+
+    def __init__(
+        self,
+        store: SQLStore,
+        graph: GraphStore,
+        lifecycle: LifecycleConfig,
+        retrieval: RetrievalConfig,
+        searcher: Searcher,
+        clock: Callable[[], datetime],
+        require_model: Callable[[], None],
+    ) -> None:
+        self.store = store
+        self.graph = graph
+        self.lifecycle = lifecycle
+        self.retrieval = retrieval
+        self.searcher = searcher
+        self.clock = clock
+        self.require_model = require_model
 
     # -- pin, archive, restore -----------------------------------------------------------
 
@@ -154,8 +172,8 @@ class LifecycleAPI:
         """Move one memory to ``target`` state (``archived_at: "now"`` = the clock's now),
         with one history event per change, in one transaction."""
         uid = v.scope_id(user_id, "user_id") if user_id is not None else None
-        current = self.get(memory_id, user_id=uid)
-        now = self.now()
+        current = get_record(self.store, memory_id, uid)
+        now = self.clock()
         wanted = {k: (now if val == "now" else val) for k, val in target.items()}
 
         def differs(old: MemoryRecord, key: str, value: Any) -> bool:
@@ -206,9 +224,9 @@ class LifecycleAPI:
             ValidationError: a malformed id or a blank query.
         """
         uid = v.scope_id(user_id, "user_id") if user_id is not None else None
-        record = self.get(memory_id, user_id=uid)
+        record = get_record(self.store, memory_id, uid)
         text = v.content(query, "query") if query is not None else None
-        now = self.now()
+        now = self.clock()
         cfg = self.lifecycle
         suppressed = suppressed_by(record, now, cfg)
         # Judged as maintenance judges it: a restore from the archive counts as an access.
@@ -242,7 +260,7 @@ class LifecycleAPI:
 
     def _importance(self, record: MemoryRecord) -> ImportanceExplanation:
         if record.kind is MemoryKind.SEMANTIC:
-            fact = self.semantic.graph.fact_by_memory_id(record.user_id, record.id)
+            fact = self.graph.fact_by_memory_id(record.user_id, record.id)
             if fact is not None:
                 category = predicates.PREDICATES[fact.predicate].category
                 return ImportanceExplanation(
@@ -276,13 +294,13 @@ class LifecycleAPI:
                 query=query, rank=None, score=None, scores={}, ranking=None,
                 excluded=f"left out of search: {', '.join(suppressed)}",
             )  # fmt: skip
-        self._require_model()
+        self.require_model()
         req = SearchRequest(
             query=query, scope=Scope(record.user_id), limit=10_000, threshold=None,
             mode="hybrid", now=now, lifecycle=self.lifecycle, track=False,
             pool=self.retrieval.candidates,
         )  # fmt: skip
-        hits = self._searcher.search(req)
+        hits = self.searcher.search(req)
         for rank, hit in enumerate(hits, start=1):
             if hit.id == record.id:
                 return QueryExplanation(

@@ -31,21 +31,20 @@ import math
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Self
 
+from mnemolayer._extras import require
 from mnemolayer.config import LLMSettings
+from mnemolayer.protocols import Deadline
 
-try:
-    import openai
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "LLM features need the optional dependencies: pip install -e '.[llm]' in the mnemolayer checkout"
-    ) from exc
+require("openai", extra="llm", purpose="LLM features")  # names the extra when it is missing
+import openai  # noqa: E402
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam
     from openai.types.chat.completion_create_params import ResponseFormat
+
+    from mnemolayer.protocols import ChatModel
 
 __all__ = ["ChatClient", "Deadline", "LLMBacked", "Source", "default_budget_s", "error_summary"]
 
@@ -58,28 +57,6 @@ _BACKOFF_S = 0.25
 _BACKOFF_MAX_S = 4.0
 _RETRY_STATUS = frozenset({408, 409, 429})
 _ERROR_CHARS = 200
-
-
-@dataclass(frozen=True, slots=True)
-class Deadline:
-    """When a call to the model must have its answer.
-
-    Attributes:
-        at: the end, in :func:`time.monotonic` seconds.
-        budget_s: the seconds the call was given, for error messages.
-    """
-
-    at: float
-    budget_s: float
-
-    @classmethod
-    def after(cls, budget_s: float) -> Deadline:
-        """The deadline ``budget_s`` seconds from now."""
-        return cls(time.monotonic() + budget_s, budget_s)
-
-    def remaining(self) -> float:
-        """Seconds left until :attr:`at`; ``<= 0`` once it has passed."""
-        return self.at - time.monotonic()
 
 
 def default_budget_s(settings: LLMSettings) -> float:
@@ -218,13 +195,18 @@ class LLMBacked:
         settings: the endpoint, model, key, timeout, retries and temperature.
         budget_s: seconds one call may spend on the model, waits and retries included;
             ``None`` → :func:`default_budget_s`.
+        chat: the chat model to ask (:class:`mnemolayer.protocols.ChatModel`); ``None``
+            → a :class:`ChatClient` of ``settings``' endpoint. Tests pass a
+            :class:`mnemolayer.testing.ScriptedChatModel`.
     """
 
-    def __init__(self, settings: LLMSettings, budget_s: float | None) -> None:
+    def __init__(
+        self, settings: LLMSettings, budget_s: float | None, chat: ChatModel | None = None
+    ) -> None:
         self.settings = settings
         self.name = f"llm:{settings.model}"
         self.budget_s = budget_s if budget_s is not None else default_budget_s(settings)
-        self._chat = ChatClient(settings)
+        self._chat: ChatModel = chat if chat is not None else ChatClient(settings)
         self._local = threading.local()
 
     @property

@@ -15,12 +15,10 @@ import json
 import re
 from typing import Any
 
-try:
-    import json_repair
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "near-JSON repair needs json-repair: pip install -e '.[llm]' in the mnemolayer checkout"
-    ) from exc
+from mnemolayer._extras import require
+
+require("json_repair", extra="llm", purpose="near-JSON repair")  # names the missing extra
+import json_repair  # noqa: E402
 
 __all__ = ["extract_json", "strip_reasoning"]
 

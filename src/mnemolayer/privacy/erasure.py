@@ -40,24 +40,38 @@ vectors, and the vector cache.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import sys
-import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
+from mnemolayer import _validate as v
+from mnemolayer.errors import ScopeRequiredError
 from mnemolayer.layers.working.window import SQLiteSessionStore
+from mnemolayer.privacy.tables import (
+    count_in,
+    ident,
+    pg_vocab_count,
+    scope_counts,
+    unique_terms,
+    user_tables,
+    vocab_count,
+)
 
 if TYPE_CHECKING:
-    from mnemolayer.memory import Memory
+    from mnemolayer.crypto import KeyRing
+    from mnemolayer.layers.procedural.strategies import TaskVectors
+    from mnemolayer.layers.semantic.apply import SemanticLayer
+    from mnemolayer.layers.working.window import SessionStore
+    from mnemolayer.retrieval.search import Searcher
+    from mnemolayer.store.base import SQLStore
 
-__all__ = ["DeletionReceipt", "check_remaining", "delete_scope", "user_tables"]
+__all__ = ["DeletionReceipt", "Erasure", "check_remaining", "delete_scope", "user_tables"]
 
 # Tables whose user rows are deleted by their owners' own code (store, graph, sessions);
 # any other table with a user_id column is swept by delete_scope.
@@ -67,8 +81,6 @@ _KNOWN_TABLES = frozenset(
         "fact_sources", "working_sessions", "working_messages", "user_generation",
     }
 )  # fmt: skip
-_CHUNK = 500
-_TOKEN = re.compile(r"[^\W_]+")
 # Process-wide caches keyed by text fragments (module, attribute), cleared on a whole-user
 # delete; only modules already imported are touched.
 _TEXT_CACHES = (
@@ -118,6 +130,72 @@ class DeletionReceipt(BaseModel):
     deleted_at: datetime
 
 
+class Erasure:
+    """``Memory.delete_all``: a scope deleted everywhere it lives, with a verified receipt.
+
+    Args:
+        store: the open store.
+        semantic: the semantic layer (the user's graph; facts only deleted messages stated).
+        sessions: the session store (its windows of the user).
+        searcher: hybrid recall (its in-process vector cache of the user).
+        task_vectors: procedural memory's in-process cache of task vectors.
+        keyring: an encrypted store's keyring (the user's data key), else ``None``.
+        clock: returns "now" (aware UTC), the receipt's time.
+    """
+
+    def __init__(
+        self,
+        store: SQLStore,
+        semantic: SemanticLayer,
+        sessions: SessionStore,
+        searcher: Searcher,
+        task_vectors: TaskVectors,
+        keyring: KeyRing | None,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.store = store
+        self.semantic = semantic
+        self.sessions = sessions
+        self.searcher = searcher
+        self.task_vectors = task_vectors
+        self.keyring = keyring
+        self.clock = clock
+
+    def delete_all(
+        self, *, user_id: str, agent_id: str | None = None, session_id: str | None = None
+    ) -> DeletionReceipt:
+        """Delete every memory in a scope from records, vectors and keyword index, and
+        return a verified :class:`~mnemolayer.privacy.erasure.DeletionReceipt`.
+
+        With only ``user_id``, everything of the user goes: records, vectors, keyword
+        index rows, history, knowledge graph, working-memory windows (SQLite or Redis),
+        any other table with a ``user_id`` column, this object's caches and, on an
+        encrypted store, the user's data key. The receipt counts what each table and
+        index lost and re-checks all of them after the commit (:mod:`mnemolayer.privacy.erasure`
+        lists the checks); ``receipt.verified`` is ``True`` when nothing of the user is
+        left. With a narrower scope, each deleted memory gets a ``DELETE`` history event.
+
+        Returns:
+            The receipt; ``receipt.memories`` is how many memories were removed (with a
+            narrower scope, this includes the records of facts that only the deleted
+            messages stated).
+
+        Raises:
+            ScopeRequiredError: ``user_id`` missing (a store-wide wipe is never implied).
+            StoreError: the store or the session store failed.
+        """
+        if user_id is None:
+            raise ScopeRequiredError("user_id: delete_all needs a user_id scope")
+        user_id = v.scope_id(user_id, "user_id", required=True)
+        return delete_scope(
+            self,
+            user_id,
+            v.scope_id(agent_id, "agent_id"),
+            v.scope_id(session_id, "session_id"),
+            self.clock(),
+        )
+
+
 @dataclass
 class _Evidence:
     """What the checks after the commit need to know about the deleted data (kept in
@@ -128,160 +206,8 @@ class _Evidence:
     terms: set[str] = field(default_factory=set)
 
 
-def user_tables(c: sqlite3.Connection | None, mem: Memory) -> list[str]:
-    """Every table of the store's file with a ``user_id`` column, sorted.
-
-    Args:
-        c: an open transaction to read in, or ``None`` for a plain read.
-    """
-
-    def rows(sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        if c is not None:
-            return c.execute(sql, params).fetchall()
-        return mem.store.read(sql, params)
-
-    if mem.store.dialect == "postgres":
-        return [
-            str(r[0])
-            for r in rows(
-                "SELECT table_name FROM information_schema.columns WHERE column_name = 'user_id' "
-                "AND table_schema = current_schema() ORDER BY table_name"
-            )
-        ]
-    names = [
-        str(r[0]) for r in rows("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-    ]
-    return [
-        name
-        for name in names
-        if any(col[1] == "user_id" for col in rows(f"PRAGMA table_info({_ident(name)})"))
-    ]
-
-
-def _ident(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
-
-
-def _scope_counts(
-    c: sqlite3.Connection, tables: Iterable[str], where: str, params: Sequence[Any]
-) -> dict[str, int]:
-    """Rows of the scope: per table with a ``user_id`` column for a whole user (``where``
-    is ``"1"``), only ``memories`` for a narrower scope; plus the full-text rows and
-    vectors of the scope's records. ``params``: the user id, then ``where``'s."""
-    counts: dict[str, int] = {}
-    if where == "1":
-        for table in tables:
-            sql = f"SELECT count(*) FROM {_ident(table)} WHERE user_id = ?"
-            counts[table] = int(c.execute(sql, params[:1]).fetchone()[0])
-    else:
-        counts["memories"] = int(
-            c.execute(
-                f"SELECT count(*) FROM memories WHERE user_id = ? AND {where}", params
-            ).fetchone()[0]
-        )
-    mine = f"(SELECT rowid FROM memories WHERE user_id = ? AND {where})"
-    counts["keyword_index"] = int(
-        c.execute(f"SELECT count(*) FROM memories_fts WHERE rowid IN {mine}", params).fetchone()[0]
-    )
-    vectors = int(
-        c.execute(f"SELECT count(*) FROM vectors WHERE memory_rowid IN {mine}", params).fetchone()[
-            0
-        ]
-    )
-    counts["vectors"] = vectors if where != "1" else counts.get("vectors", vectors)
-    return counts
-
-
-def _candidate_terms(texts: Iterable[str]) -> set[str]:
-    """Tokens as FTS5's ``unicode61 remove_diacritics 2`` tokenizer makes them (folded
-    case, diacritics removed, split at anything but letters and digits); a candidate
-    the index does not hold is simply not found."""
-    out: set[str] = set()
-    for text in texts:
-        folded = "".join(
-            ch for ch in unicodedata.normalize("NFD", text) if unicodedata.category(ch) != "Mn"
-        )
-        out.update(_TOKEN.findall(folded.lower()))
-    return out
-
-
-def _unique_terms(c: sqlite3.Connection, rowids: set[int], dialect: str) -> set[str]:
-    """Terms of the full-text index that occur only in ``rowids``' rows."""
-    if not rowids:
-        return set()
-    if dialect == "postgres":
-        return _pg_unique_terms(c, rowids)
-    c.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mnemolayer_fts_instances "
-        "USING fts5vocab(main, memories_fts, instance)"
-    )
-    texts: list[str] = []
-    ordered = sorted(rowids)
-    for start in range(0, len(ordered), _CHUNK):
-        part = ordered[start : start + _CHUNK]
-        texts += [
-            str(r[0])
-            for r in c.execute(
-                f"SELECT terms FROM memories_fts WHERE rowid IN ({','.join('?' * len(part))})",
-                part,
-            )
-        ]
-    unique: set[str] = set()
-    for term in _candidate_terms(texts):
-        docs = {
-            int(r[0])
-            for r in c.execute(
-                "SELECT DISTINCT doc FROM temp.mnemolayer_fts_instances WHERE term = ?", (term,)
-            )
-        }
-        if docs and docs <= rowids:
-            unique.add(term)
-    return unique
-
-
-def _pg_unique_terms(c: Any, rowids: set[int]) -> set[str]:
-    """:func:`_unique_terms` on PostgreSQL: the stored terms are the lexemes, and the
-    rows holding one are found through the GIN index."""
-    from mnemolayer.store.postgres.store import _lexeme
-
-    ordered = sorted(rowids)
-    terms: set[str] = set()
-    for start in range(0, len(ordered), _CHUNK):
-        part = ordered[start : start + _CHUNK]
-        for r in c.execute(
-            f"SELECT terms FROM memories_fts WHERE rowid IN ({','.join('?' * len(part))})", part
-        ):
-            terms.update(str(r[0]).split())
-    unique: set[str] = set()
-    for term in terms:
-        docs = {
-            int(r[0])
-            for r in c.execute(
-                "SELECT rowid FROM memories_fts WHERE tsv @@ CAST(? AS tsquery)", (_lexeme(term),)
-            )
-        }
-        if docs and docs <= rowids:
-            unique.add(term)
-    return unique
-
-
-def _pg_vocab_count(rows: Any, terms: Sequence[str]) -> int:
-    """How many of ``terms`` the PostgreSQL keyword index still holds."""
-    from mnemolayer.store.postgres.store import _lexeme
-
-    return sum(
-        int(
-            rows(
-                "SELECT EXISTS (SELECT 1 FROM memories_fts WHERE tsv @@ CAST(? AS tsquery))",
-                (_lexeme(t),),
-            )[0][0]
-        )
-        for t in terms
-    )
-
-
 def delete_scope(
-    mem: Memory, user_id: str, agent_id: str | None, session_id: str | None, now: datetime
+    erasure: Erasure, user_id: str, agent_id: str | None, session_id: str | None, now: datetime
 ) -> DeletionReceipt:
     """Delete a validated scope and return its verified receipt (the body of
     :meth:`mnemolayer.Memory.delete_all`; the arguments are checked there).
@@ -296,15 +222,15 @@ def delete_scope(
     where, params = scope_where(scope)
     whole = agent_id is None and session_id is None
     evidence = _Evidence()
-    sqlite = mem.store.dialect == "sqlite"
+    sqlite = erasure.store.dialect == "sqlite"
 
     def write(c: sqlite3.Connection) -> tuple[int, dict[str, int]]:
         if sqlite:
             # Freed pages are zeroed, so deleted text does not linger in the file's free space.
             c.execute("PRAGMA secure_delete = ON")
-        tables = user_tables(c, mem)
+        tables = user_tables(c, erasure.store)
         scope_params = [user_id, *params]
-        before = _scope_counts(c, tables, where, scope_params)
+        before = scope_counts(c, tables, where, scope_params)
         evidence.rowids = {
             int(r[0])
             for r in c.execute(
@@ -321,35 +247,35 @@ def delete_scope(
                     (user_id, user_id),
                 )
             }
-            evidence.terms = _unique_terms(c, evidence.rowids, mem.store.dialect)
-            terms_before = _vocab_count(c, evidence.terms, mem.store.dialect)
-        gone = mem.store.delete_where(c, f"user_id = ? AND {where}", scope_params)
+            evidence.terms = unique_terms(c, evidence.rowids, erasure.store.dialect)
+            terms_before = vocab_count(c, evidence.terms, erasure.store.dialect)
+        gone = erasure.store.delete_where(c, f"user_id = ? AND {where}", scope_params)
         count = len(gone)
         if whole:
             # The generation row names the user, so it goes too; drop_generation keeps
             # a floor so other processes' vector caches still see the change.
-            mem.store.delete_user_history(c, user_id)
-            mem.semantic.graph.delete_user(c, user_id)
-            if isinstance(mem.sessions, SQLiteSessionStore):
-                mem.sessions.delete_user(user_id, c)
+            erasure.store.delete_user_history(c, user_id)
+            erasure.semantic.graph.delete_user(c, user_id)
+            if isinstance(erasure.sessions, SQLiteSessionStore):
+                erasure.sessions.delete_user(user_id, c)
             for table in tables:
                 if table not in _KNOWN_TABLES:
-                    c.execute(f"DELETE FROM {_ident(table)} WHERE user_id = ?", (user_id,))
-            mem.store.drop_generation(c, user_id)
+                    c.execute(f"DELETE FROM {ident(table)} WHERE user_id = ?", (user_id,))
+            erasure.store.drop_generation(c, user_id)
             # Rewrite the full-text index without the deleted rows: FTS5 deletes leave
             # tombstones while the old segments (holding the user's terms) stay until a
             # merge. The cost grows with the index (a whole-user delete is rare).
             if sqlite:
                 c.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-            removed["keyword_terms"] = terms_before - _vocab_count(
-                c, evidence.terms, mem.store.dialect
+            removed["keyword_terms"] = terms_before - vocab_count(
+                c, evidence.terms, erasure.store.dialect
             )
         else:
             for _rowid, mid, uid in gone:
-                mem.store.add_history(c, mid, uid, "DELETE", None, None, now)
+                erasure.store.add_history(c, mid, uid, "DELETE", None, None, now)
             # Facts only these messages stated go with them (their records too).
-            count += len(mem.semantic.forget(c, user_id, [mid for _r, mid, _u in gone], now))
-        after = _scope_counts(c, tables, where, scope_params)
+            count += len(erasure.semantic.forget(c, user_id, [mid for _r, mid, _u in gone], now))
+        after = scope_counts(c, tables, where, scope_params)
         for key, was in before.items():
             if key not in ("memories", "vectors", "keyword_index") and not whole:
                 continue  # only records and their indexes shrink in a narrower scope
@@ -360,26 +286,26 @@ def delete_scope(
         return count, removed
 
     if sqlite:
-        previous = int(mem.store.read("PRAGMA secure_delete")[0][0])
+        previous = int(erasure.store.read("PRAGMA secure_delete")[0][0])
         try:
-            count, removed = mem.store.transact(write)
+            count, removed = erasure.store.transact(write)
         finally:
-            mem.store.read(f"PRAGMA secure_delete = {previous}")
+            erasure.store.read(f"PRAGMA secure_delete = {previous}")
     else:
-        count, removed = mem.store.transact(write)
+        count, removed = erasure.store.transact(write)
     if whole:
-        if not isinstance(mem.sessions, SQLiteSessionStore):
+        if not isinstance(erasure.sessions, SQLiteSessionStore):
             # Another server: after the store's commit.
-            removed["session_windows"] = int(mem.sessions.delete_user(user_id))
-        keyring = getattr(mem, "keyring", None)
+            removed["session_windows"] = int(erasure.sessions.delete_user(user_id))
+        keyring = erasure.keyring
         if keyring is not None:
             removed["data_keys"] = int(keyring.destroy(user_id))
-    removed.update(_drop_caches(mem, user_id, whole))
+    removed.update(_drop_caches(erasure, user_id, whole))
     # The log still holds the pages as they were before the delete: copy it into the
     # file (whose deleted cells secure_delete zeroed) and truncate it.
-    log_emptied = mem.store.truncate_log()
+    log_emptied = erasure.store.truncate_log()
     remaining = check_remaining(
-        mem,
+        erasure,
         user_id,
         agent_id=agent_id,
         session_id=session_id,
@@ -401,33 +327,15 @@ def delete_scope(
     )
 
 
-def _vocab_count(c: sqlite3.Connection, terms: set[str], dialect: str) -> int:
-    if dialect == "postgres":
-        return _pg_vocab_count(lambda sql, p: c.execute(sql, p).fetchall(), sorted(terms))
-    found = 0
-    ordered = sorted(terms)
-    for start in range(0, len(ordered), _CHUNK):
-        part = ordered[start : start + _CHUNK]
-        found += int(
-            c.execute(
-                "SELECT count(*) FROM memories_fts_vocab WHERE term IN "
-                f"({','.join('?' * len(part))})",
-                part,
-            ).fetchone()[0]
-        )
-    return found
-
-
-def _drop_caches(mem: Memory, user_id: str, whole: bool) -> dict[str, int]:
+def _drop_caches(erasure: Erasure, user_id: str, whole: bool) -> dict[str, int]:
     """Forget the user in this process's caches; entries dropped per cache."""
     dropped: dict[str, int] = {}
-    cache = mem._searcher.vectors
+    cache = erasure.searcher.vectors
     with cache._lock:
         dropped["vector_cache"] = int(cache._users.pop(user_id, None) is not None)
     if not whole:
         return dropped
-    tasks = mem.__dict__.pop("_procedural_vectors", None)
-    dropped["task_cache"] = len(getattr(tasks, "_vectors", ())) if tasks is not None else 0
+    dropped["task_cache"] = erasure.task_vectors.clear()
     texts = 0
     for module_name, attr in _TEXT_CACHES:
         module = sys.modules.get(module_name)
@@ -440,7 +348,7 @@ def _drop_caches(mem: Memory, user_id: str, whole: bool) -> dict[str, int]:
 
 
 def check_remaining(
-    mem: Memory,
+    erasure: Erasure,
     user_id: str,
     *,
     agent_id: str | None = None,
@@ -470,12 +378,12 @@ def check_remaining(
     from mnemolayer.retrieval.search import Scope, scope_where
 
     whole = agent_id is None and session_id is None
-    read = mem.store.read
+    read = erasure.store.read
     left: dict[str, int] = {}
     ids = sorted(set(rowids))
     if whole:
-        for table in user_tables(None, mem):
-            sql = f"SELECT count(*) FROM {_ident(table)} WHERE user_id = ?"
+        for table in user_tables(None, erasure.store):
+            sql = f"SELECT count(*) FROM {ident(table)} WHERE user_id = ?"
             left[table] = int(read(sql, (user_id,))[0][0])
     else:
         where, params = scope_where(Scope(user_id, agent_id=agent_id, session_id=session_id))
@@ -483,21 +391,23 @@ def check_remaining(
             read(f"SELECT count(*) FROM memories WHERE user_id = ? AND {where}",
                  [user_id, *params])[0][0]
         )  # fmt: skip
-    left["keyword_index"] = _count_in(mem, "SELECT count(*) FROM memories_fts WHERE rowid", ids)
+    left["keyword_index"] = count_in(
+        erasure.store, "SELECT count(*) FROM memories_fts WHERE rowid", ids
+    )
     left["keyword_index_orphans"] = int(
         read("SELECT count(*) FROM memories_fts WHERE rowid NOT IN (SELECT rowid FROM memories)")[
             0
         ][0]
     )
-    left["vectors_of_deleted"] = _count_in(
-        mem, "SELECT count(*) FROM vectors WHERE memory_rowid", ids
+    left["vectors_of_deleted"] = count_in(
+        erasure.store, "SELECT count(*) FROM vectors WHERE memory_rowid", ids
     )
     left["vector_orphans"] = int(
         read("SELECT count(*) FROM vectors WHERE memory_rowid NOT IN (SELECT rowid FROM memories)")[
             0
         ][0]
     )
-    cache = mem._searcher.vectors
+    cache = erasure.searcher.vectors
     with cache._lock:
         cached = cache._users.get(user_id)
     if whole:
@@ -508,48 +418,34 @@ def check_remaining(
     if not whole:
         return left
     left["keyword_terms"] = (
-        _pg_vocab_count(read, sorted(set(terms)))
-        if mem.store.dialect == "postgres"
-        else _count_in(
-            mem, "SELECT count(*) FROM memories_fts_vocab WHERE term", sorted(set(terms))
+        pg_vocab_count(read, sorted(set(terms)))
+        if erasure.store.dialect == "postgres"
+        else count_in(
+            erasure.store, "SELECT count(*) FROM memories_fts_vocab WHERE term", sorted(set(terms))
         )
     )
     mids = sorted(set(memory_ids))
-    left["history_of_deleted"] = _count_in(
-        mem, "SELECT count(*) FROM history WHERE memory_id", mids
+    left["history_of_deleted"] = count_in(
+        erasure.store, "SELECT count(*) FROM history WHERE memory_id", mids
     )
-    left["facts_citing_deleted"] = _count_in(
-        mem, "SELECT count(*) FROM fact_sources WHERE source_id", mids
-    ) + _count_in(mem, "SELECT count(*) FROM facts WHERE memory_id", mids)
-    left["session_windows"] = len(mem.sessions.list_sessions(user_id))
-    left.update(_redis_left(mem, user_id))
-    left["task_cache"] = int("_procedural_vectors" in mem.__dict__ and _task_cache_used(mem))
-    keyring = getattr(mem, "keyring", None)
+    left["facts_citing_deleted"] = count_in(
+        erasure.store, "SELECT count(*) FROM fact_sources WHERE source_id", mids
+    ) + count_in(erasure.store, "SELECT count(*) FROM facts WHERE memory_id", mids)
+    left["session_windows"] = len(erasure.sessions.list_sessions(user_id))
+    left.update(_redis_left(erasure, user_id))
+    left["task_cache"] = int(len(erasure.task_vectors) > 0)
+    keyring = erasure.keyring
     if keyring is not None:
         left["data_keys"] = int(bool(keyring.has_key(user_id)))
     return left
 
 
-def _task_cache_used(mem: Memory) -> bool:
-    tasks = mem.__dict__.get("_procedural_vectors")
-    return bool(getattr(tasks, "_vectors", None))
-
-
-def _count_in(mem: Memory, head: str, values: Sequence[Any]) -> int:
-    """``head IN (values)`` counted in chunks (``head`` ends with the column)."""
-    total = 0
-    for start in range(0, len(values), _CHUNK):
-        part = list(values[start : start + _CHUNK])
-        total += int(mem.store.read(f"{head} IN ({','.join('?' * len(part))})", part)[0][0])
-    return total
-
-
-def _redis_left(mem: Memory, user_id: str) -> dict[str, int]:
+def _redis_left(erasure: Erasure, user_id: str) -> dict[str, int]:
     """Keys of the user left in a Redis session store: windows (found by ``SCAN``, not
     through the index) and the index itself."""
     from mnemolayer.store.redis_sessions import RedisSessionStore
 
-    store = mem.sessions
+    store = erasure.sessions
     if not isinstance(store, RedisSessionStore):
         return {}
     part = quote(user_id, safe="")

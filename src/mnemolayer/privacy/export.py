@@ -26,7 +26,7 @@ Versions: 1 (no graph rows), 2 (no session rows, no ``session_only`` field), 3 (
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -55,9 +55,13 @@ from mnemolayer.store.sqlite.engine import from_iso, iso
 from mnemolayer.text.tokens import resolve_encoding
 
 if TYPE_CHECKING:
-    from mnemolayer.memory import Memory, Progress
+    from mnemolayer.embed.base import Embedder
+    from mnemolayer.layers.working.window import SessionStore
+    from mnemolayer.protocols import Progress
+    from mnemolayer.store.base import SQLStore
+    from mnemolayer.store.graph import GraphStore
 
-__all__ = ["EXPORT_VERSION", "export_rows", "import_rows"]
+__all__ = ["EXPORT_VERSION", "Transfer", "export_rows", "import_rows"]
 
 #: The export format written; 1 (no graph rows), 2 (no windows), 3 (no ``stated_at``)
 #: and 4 are read.
@@ -66,7 +70,61 @@ _READ_VERSIONS = (1, 2, 3, 4)
 _ROW_TYPES = ("header", "memory", "entity", "fact", "session", "history")
 
 
-def export_rows(mem: Memory, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
+class Transfer:
+    """Export and import as the facade serves them: :meth:`export` and :meth:`import_rows`.
+
+    Args:
+        store: the open store.
+        graph: the knowledge graph (entity and fact rows).
+        sessions: the session store (window rows).
+        embedder: re-embeds imported memories.
+        require_model: raises while the store's vectors are another model's.
+    """
+
+    def __init__(
+        self,
+        store: SQLStore,
+        graph: GraphStore,
+        sessions: SessionStore,
+        embedder: Embedder,
+        require_model: Callable[[], None],
+    ) -> None:
+        self.store = store
+        self.graph = graph
+        self.sessions = sessions
+        self.embedder = embedder
+        self.require_model = require_model
+
+    def export(self, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
+        """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact``,
+        ``session`` (working-memory windows, from :attr:`sessions`) and ``history`` rows;
+        the format is described in :mod:`mnemolayer.privacy.export` (version 3).
+
+        ``user_id`` limits the export to one user; ``None`` exports the whole store.
+        """
+        return export_rows(self, user_id=user_id)
+
+    def import_rows(
+        self, rows: Iterable[dict[str, Any]], *, progress: Progress | None = None
+    ) -> int:
+        """Import rows from :meth:`export` exactly (same ids, times, metadata, history,
+        working-memory windows); files of versions 1 to 3 are read.
+
+        Memories are re-embedded with the configured model. A memory whose id or content
+        already exists is skipped (and so is its history), and so is a window whose
+        scope already has one in :attr:`sessions`, so importing twice changes nothing.
+
+        Returns:
+            How many memories were imported.
+
+        Raises:
+            ValidationError: a row is malformed (names the row number and field); nothing
+                is written then.
+        """
+        return import_rows(self, rows, progress=progress)
+
+
+def export_rows(transfer: Transfer, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
     """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact``,
     ``session`` and ``history`` rows.
 
@@ -74,22 +132,22 @@ def export_rows(mem: Memory, *, user_id: str | None = None) -> Iterator[dict[str
     """
     uid = v.scope_id(user_id, "user_id") if user_id is not None else None
     yield {"type": "header", "format": "mnemolayer-export", "version": EXPORT_VERSION,
-           "embedding_model": mem.store.get_meta("embedding_model")}  # fmt: skip
+           "embedding_model": transfer.store.get_meta("embedding_model")}  # fmt: skip
     where, params = ("user_id = ?", [uid]) if uid is not None else ("1", [])
     last = ""
     while True:
-        page = mem.store.select(f"{where} AND id > ?", [*params, last], limit=500)
+        page = transfer.store.select(f"{where} AND id > ?", [*params, last], limit=500)
         if not page:
             break
         for rec in page:
             yield {"type": "memory", **rec.to_json()}
         last = page[-1].id
-    for entity in mem.semantic.graph.export_entities(uid):
+    for entity in transfer.graph.export_entities(uid):
         # The row's "type" is the row kind, so the entity's own type is "entity_type".
         body = entity.model_dump(mode="json")
         yield {"type": "entity", "entity_type": body.pop("type"), **body}
-    stated = _stated_at(mem, uid)
-    for fact in mem.semantic.graph.export_facts(uid):
+    stated = _stated_at(transfer, uid)
+    for fact in transfer.graph.export_facts(uid):
         row = {"type": "fact", **fact.model_dump(mode="json")}
         when = {
             source: at for source, at in stated.get(fact.id, {}).items() if at != fact.valid_from
@@ -97,14 +155,14 @@ def export_rows(mem: Memory, *, user_id: str | None = None) -> Iterator[dict[str
         if when:
             row["stated_at"] = {source: at.isoformat() for source, at in sorted(when.items())}
         yield row
-    for state in _windows(mem, uid):
+    for state in _windows(transfer, uid):
         yield {"type": "session", **_window_row(state)}
-    for event in mem.store.history_rows(uid):
+    for event in transfer.store.history_rows(uid):
         yield {"type": "history", **event.model_dump(mode="json")}
 
 
 def import_rows(
-    mem: Memory, rows: Iterable[dict[str, Any]], *, progress: Progress | None = None
+    transfer: Transfer, rows: Iterable[dict[str, Any]], *, progress: Progress | None = None
 ) -> int:
     """Import rows from :meth:`export` exactly (same ids, times, metadata, history,
     windows).
@@ -124,7 +182,7 @@ def import_rows(
         raise ValidationError(
             "rows", f"expected an iterable of row dicts, got {type(rows).__name__}"
         )
-    mem._require_model()
+    transfer.require_model()
     records: list[MemoryRecord] = []
     entities: list[Entity] = []
     facts: list[tuple[int, Fact]] = []
@@ -168,9 +226,9 @@ def import_rows(
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err["loc"])
             raise ValidationError(f"rows[{n}].{loc}", err["msg"]) from exc
-    _check_history_owners(mem, records, events, event_rows)
-    _check_fact_entities(mem, entities, facts)
-    skipped = _already_stored(mem, records)
+    _check_history_owners(transfer, records, events, event_rows)
+    _check_fact_entities(transfer, entities, facts)
+    skipped = _already_stored(transfer, records)
     # Facts drawn only from skipped messages are skipped with them: the store holds
     # those messages under other ids, and their facts already.
     derived_from_skipped = {
@@ -195,29 +253,29 @@ def import_rows(
     total = len(records)
     for start in range(0, total, 64):
         part = records[start : start + 64]
-        vectors = embed_records(mem.embedder, part)
+        vectors = embed_records(transfer.embedder, part)
         terms = [keyword_terms(r, " ".join(extra.get(r.id, []))) for r in part]
 
         def write(c: sqlite3.Connection, part=part, vectors=vectors, terms=terms) -> int:
             done = 0
             for r, t, vec in zip(part, terms, vectors, strict=True):
-                r2 = r.model_copy(update={"embedding_model": mem.embedder.name})
-                if mem.store.insert(c, r2, t, vec, history=False) is None:
+                r2 = r.model_copy(update={"embedding_model": transfer.embedder.name})
+                if transfer.store.insert(c, r2, t, vec, history=False) is None:
                     skipped.add(r.id)  # another writer stored the same content meanwhile
                 else:
                     done += 1
             return done
 
-        imported += mem.store.transact(write)
+        imported += transfer.store.transact(write)
         if progress:
             progress(min(start + 64, total), total)
 
     def write_graph_and_history(c: sqlite3.Connection) -> None:
         for entity in entities:
-            mem.semantic.graph.import_entity(c, entity)
+            transfer.graph.import_entity(c, entity)
         for n, fact in facts:
             try:
-                new = mem.semantic.graph.import_fact(c, fact)
+                new = transfer.graph.import_fact(c, fact)
             except ValidationError as exc:
                 raise ValidationError(f"rows[{n}].{exc.field}", exc.message) from None
             if new and fact.id in stated:
@@ -231,12 +289,12 @@ def import_rows(
                 )
         for e in events:
             if e.memory_id not in skipped:
-                mem.store.insert_history(c, e)
+                transfer.store.insert_history(c, e)
 
-    mem.store.transact(write_graph_and_history)
+    transfer.store.transact(write_graph_and_history)
     for state in windows:
-        if mem.sessions.load(state.user_id, state.session_id, state.agent_id) is None:
-            mem.sessions.save(state)
+        if transfer.sessions.load(state.user_id, state.session_id, state.agent_id) is None:
+            transfer.sessions.save(state)
     return imported
 
 
@@ -268,7 +326,7 @@ class _WindowRow(BaseModel):
     messages: list[_MessageRow] = []
 
 
-def _windows(mem: Memory, user_id: str | None) -> Iterator[WindowState]:
+def _windows(transfer: Transfer, user_id: str | None) -> Iterator[WindowState]:
     """The saved windows of one user, or of every user the store knows (by their
     memories, history or windows in the store's file), in a stable order."""
     if user_id is not None:
@@ -276,26 +334,26 @@ def _windows(mem: Memory, user_id: str | None) -> Iterator[WindowState]:
     else:
         known = {
             str(r[0])
-            for r in mem.store.read(
+            for r in transfer.store.read(
                 "SELECT user_id FROM memories UNION SELECT user_id FROM history"
             )
         }
-        users = sorted(known.union(mem.sessions.list_users()))
+        users = sorted(known.union(transfer.sessions.list_users()))
     for user in users:
         infos = sorted(
-            mem.sessions.list_sessions(user), key=lambda i: (i.session_id, i.agent_id or "")
+            transfer.sessions.list_sessions(user), key=lambda i: (i.session_id, i.agent_id or "")
         )
         for info in infos:
-            state = mem.sessions.load(user, info.session_id, info.agent_id)
+            state = transfer.sessions.load(user, info.session_id, info.agent_id)
             if state is not None:
                 yield state
 
 
-def _stated_at(mem: Memory, user_id: str | None) -> dict[str, dict[str, datetime]]:
+def _stated_at(transfer: Transfer, user_id: str | None) -> dict[str, dict[str, datetime]]:
     """``{fact_id: {source_id: stated_at}}`` of one user's facts (or every user's)."""
     where, params = ("user_id = ?", [user_id]) if user_id is not None else ("1", [])
     out: dict[str, dict[str, datetime]] = {}
-    for fact_id, source, at in mem.store.read(
+    for fact_id, source, at in transfer.store.read(
         f"SELECT fact_id, source_id, stated_at FROM fact_sources WHERE {where}", params
     ):
         when = from_iso(at)
@@ -382,19 +440,19 @@ def _window_from_row(body: dict[str, Any], where: str) -> WindowState:
     )  # fmt: skip
 
 
-def _already_stored(mem: Memory, records: list[MemoryRecord]) -> set[str]:
+def _already_stored(transfer: Transfer, records: list[MemoryRecord]) -> set[str]:
     """Ids of records the store holds already: the same id, or the same content in the
     same scope under another id."""
     skipped: set[str] = set()
     for start in range(0, len(records), 500):
         part = records[start : start + 500]
-        skipped.update(mem.store.owners([r.id for r in part])[0])
+        skipped.update(transfer.store.owners([r.id for r in part])[0])
         by_user: dict[str, list[MemoryRecord]] = {}
         for r in part:
             if r.id not in skipped:
                 by_user.setdefault(r.user_id, []).append(r)
         for user, recs in by_user.items():
-            found = mem.store.find_by_hash(None, user, [r.content_hash for r in recs])
+            found = transfer.store.find_by_hash(None, user, [r.content_hash for r in recs])
             skipped.update(r.id for r in recs if r.content_hash in found)
     return skipped
 
@@ -429,7 +487,7 @@ def _check_header(row: dict[str, Any], where: str) -> None:
 
 
 def _check_fact_entities(
-    mem: Memory, entities: list[Entity], facts: list[tuple[int, Fact]]
+    transfer: Transfer, entities: list[Entity], facts: list[tuple[int, Fact]]
 ) -> None:
     """A fact must link entities of its own user, from the file or from the store."""
     in_file = {e.id: e.user_id for e in entities}
@@ -439,7 +497,7 @@ def _check_fact_entities(
                 continue
             owner = in_file.get(entity_id)
             if owner is None:
-                stored = mem.semantic.graph.entity_by_id(None, fact.user_id, entity_id)
+                stored = transfer.graph.entity_by_id(None, fact.user_id, entity_id)
                 owner = stored.user_id if stored is not None else None
             if owner != fact.user_id:
                 raise ValidationError(
@@ -448,12 +506,15 @@ def _check_fact_entities(
 
 
 def _check_history_owners(
-    mem: Memory, records: list[MemoryRecord], events: list[HistoryEvent], event_rows: list[int]
+    transfer: Transfer,
+    records: list[MemoryRecord],
+    events: list[HistoryEvent],
+    event_rows: list[int],
 ) -> None:
     """A history event must belong to a memory of the same user in the file, or to a memory
     the store has never held (a deleted memory's trail): never to someone else's memory."""
     in_file = {r.id: r.user_id for r in records}
-    stored, past = mem.store.owners(sorted({e.memory_id for e in events} - set(in_file)))
+    stored, past = transfer.store.owners(sorted({e.memory_id for e in events} - set(in_file)))
     for n, e in zip(event_rows, events, strict=True):
         owner = in_file.get(e.memory_id) or stored.get(e.memory_id) or past.get(e.memory_id)
         if owner is not None and owner != e.user_id:

@@ -63,19 +63,30 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemolayer import _validate as v
 from mnemolayer.errors import NotFoundError, ValidationError
+from mnemolayer.layers.episodic.read import get_record
 from mnemolayer.models import Fact, MemoryKind, MemoryRecord, to_utc
 
 if TYPE_CHECKING:
-    from mnemolayer.memory import Memory
+    from mnemolayer.layers.episodic.write import EpisodicWriter
+    from mnemolayer.store.base import SQLStore
+    from mnemolayer.store.graph import GraphStore
 
-__all__ = ["MarkdownImport", "apply_markdown", "parse_markdown", "render_markdown"]
+__all__ = [
+    "MarkdownImport",
+    "MarkdownView",
+    "apply_markdown",
+    "parse_markdown",
+    "render_markdown",
+]
 
 FORMAT_VERSION = 1
 _SECTIONS: tuple[tuple[MemoryKind, str], ...] = (
@@ -139,13 +150,65 @@ class _Parsed:
 # -- rendering ---------------------------------------------------------------------------
 
 
-def shown_records(mem: Memory, user_id: str) -> list[MemoryRecord]:
+class MarkdownView:
+    """``MEMORY.md`` as the facade serves it: :meth:`export_markdown` and
+    :meth:`import_markdown`.
+
+    Args:
+        store: the open store.
+        graph: the knowledge graph (a fact's validity is shown; an edited fact is
+            replaced, not updated).
+        writer: the write path edits are applied through (add, update, delete).
+        clock: returns "now" (aware UTC), the file's export time.
+    """
+
+    def __init__(
+        self,
+        store: SQLStore,
+        graph: GraphStore,
+        writer: EpisodicWriter,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.store = store
+        self.graph = graph
+        self.writer = writer
+        self.clock = clock
+
+    def export_markdown(self, *, user_id: str) -> str:
+        """One user's memories as ``MEMORY.md``, a Markdown file a person can read and
+        edit: sections per kind (profile and preferences, facts with their validity,
+        episodic memories by day, procedural strategies, summaries), each item marked
+        with its id in an HTML comment. The format is in :mod:`mnemolayer.privacy.markdown`.
+
+        Raises:
+            ValidationError: ``user_id`` is not a valid id.
+        """
+        return render_markdown(self, v.scope_id(user_id, "user_id", required=True))
+
+    def import_markdown(self, text: str, *, user_id: str) -> MarkdownImport:
+        """Apply a person's edits of :meth:`export_markdown`'s file: an edited item
+        updates its memory (history kept; an edited fact is replaced), a removed item
+        deletes it, a new bullet without an id adds one (rules in
+        :mod:`mnemolayer.privacy.markdown`).
+
+        Returns:
+            What was added, updated, deleted, replaced and skipped.
+
+        Raises:
+            ValidationError: the file is malformed (nothing is written) or another
+                user's.
+        """
+        user_id = v.scope_id(user_id, "user_id", required=True)
+        return apply_markdown(self, text, user_id)
+
+
+def shown_records(view: MarkdownView, user_id: str) -> list[MemoryRecord]:
     """The memories ``MEMORY.md`` shows: the user's current records of every kind
     (not superseded, archived, merged or session-only), oldest first."""
     out: list[MemoryRecord] = []
     last = ""
     while True:
-        page = mem.store.select(
+        page = view.store.select(
             "user_id = ? AND id > ? AND superseded_by IS NULL AND archived_at IS NULL "
             "AND merged_into IS NULL AND session_only = 0",
             [user_id, last],
@@ -157,13 +220,13 @@ def shown_records(mem: Memory, user_id: str) -> list[MemoryRecord]:
         last = page[-1].id
 
 
-def render_markdown(mem: Memory, user_id: str) -> str:
+def render_markdown(view: MarkdownView, user_id: str) -> str:
     """``MEMORY.md`` of one user (the format is in this module's docstring)."""
-    records = shown_records(mem, user_id)
+    records = shown_records(view, user_id)
     facts: dict[str, Fact] = {
-        f.memory_id: f for f in mem.semantic.graph.export_facts(user_id) if f.memory_id
+        f.memory_id: f for f in view.graph.export_facts(user_id) if f.memory_id
     }
-    now = mem.now().astimezone(UTC)
+    now = view.clock().astimezone(UTC)
     lines = [
         f"# Memory of {user_id}",
         "",
@@ -315,7 +378,7 @@ def _same(a: str, b: str) -> bool:
 
 
 def _repair_ids(
-    mem: Memory, user_id: str, items: list[_Item], shown: dict[str, MemoryRecord]
+    view: MarkdownView, user_id: str, items: list[_Item], shown: dict[str, MemoryRecord]
 ) -> None:
     """Give an item whose id comment names no memory of the user (a typo in the id) the
     id of the shown memory with exactly its text, when that memory is not listed under
@@ -330,7 +393,7 @@ def _repair_ids(
         if item.memory_id is None or item.memory_id in shown:
             continue
         try:
-            mem.get(item.memory_id, user_id=user_id)
+            get_record(view.store, item.memory_id, user_id)
             continue  # a memory of the user that the file does not show (archived, say)
         except (NotFoundError, ValidationError):
             pass
@@ -339,7 +402,7 @@ def _repair_ids(
             item.memory_id = match
 
 
-def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
+def apply_markdown(view: MarkdownView, text: str, user_id: str) -> MarkdownImport:
     """Apply the edits of a ``MEMORY.md`` to ``user_id``'s memories (rules in this
     module's docstring).
 
@@ -353,8 +416,8 @@ def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
             "user_id", f"this MEMORY.md is user {parsed.user_id!r}'s, not {user_id!r}'s"
         )
     result = MarkdownImport()
-    shown = {r.id: r for r in shown_records(mem, user_id)}
-    _repair_ids(mem, user_id, parsed.items, shown)
+    shown = {r.id: r for r in shown_records(view, user_id)}
+    _repair_ids(view, user_id, parsed.items, shown)
     listed = {i.memory_id for i in parsed.items if i.memory_id is not None}
     exported = parsed.exported
 
@@ -365,7 +428,7 @@ def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
         # A fact's record goes with the last message that stated it, so it may be gone
         # already when its own line comes: what the person asked for either way.
         with contextlib.suppress(NotFoundError):
-            mem.delete(memory_id, user_id=user_id)
+            view.writer.delete(memory_id, user_id=user_id)
         result.deleted.append(memory_id)
 
     # Deletions first, so that an item moved to another line under a new text is no clash.
@@ -375,11 +438,11 @@ def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
     for item in parsed.items:
         if item.memory_id is None:
             if item.text:
-                result.added += _add(mem, user_id, item)
+                result.added += _add(view, user_id, item)
             continue
         skip = {"line": item.line, "id": item.memory_id}
         try:
-            rec = shown.get(item.memory_id) or mem.get(item.memory_id, user_id=user_id)
+            rec = shown.get(item.memory_id) or get_record(view.store, item.memory_id, user_id)
         except (NotFoundError, ValidationError):
             result.skipped.append({**skip, "reason": "no such memory of this user"})
             continue
@@ -393,15 +456,15 @@ def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
             delete(rec.id)
             continue
         try:
-            if mem.semantic.graph.fact_by_memory_id(user_id, rec.id) is not None:
+            if view.graph.fact_by_memory_id(user_id, rec.id) is not None:
                 delete(rec.id)
-                new = _add(mem, user_id, _Item(item.line, MemoryKind.SEMANTIC, item.text, None,
+                new = _add(view, user_id, _Item(item.line, MemoryKind.SEMANTIC, item.text, None,
                                                None))  # fmt: skip
                 result.added += new
                 if new:
                     result.replaced[rec.id] = new[0]
             else:
-                mem.update(rec.id, content=item.text, user_id=user_id)
+                view.writer.update(rec.id, content=item.text, user_id=user_id)
                 result.updated.append(rec.id)
         except NotFoundError:
             # Deleted above with the message it came from (its source line was removed).
@@ -411,14 +474,16 @@ def apply_markdown(mem: Memory, text: str, user_id: str) -> MarkdownImport:
     return result
 
 
-def _add(mem: Memory, user_id: str, item: _Item) -> list[str]:
+def _add(view: MarkdownView, user_id: str, item: _Item) -> list[str]:
     """Store a new item; the ids of the records that are new."""
-    started = mem.now()
+    started = view.clock()
     if item.kind == MemoryKind.SEMANTIC:
         message: dict[str, Any] = {"role": "user", "content": item.text}
         if item.day is not None:
             message["timestamp"] = item.day
-        records = mem.add(message, user_id=user_id)
+        records = view.writer.add(message, user_id=user_id)
     else:
-        records = mem.add(item.text, user_id=user_id, kind=item.kind.value, timestamp=item.day)
+        records = view.writer.add(
+            item.text, user_id=user_id, kind=item.kind.value, timestamp=item.day
+        )
     return [r.id for r in records if r.created_at >= started]

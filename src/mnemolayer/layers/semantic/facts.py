@@ -1,8 +1,5 @@
-"""The semantic-memory half of :class:`mnemolayer.Memory`: facts, entities, graph, profile.
-
-Kept apart from ``memory.py`` so that each file reads in one sitting; ``Memory`` inherits
-these methods.
-"""
+"""Semantic memory as :class:`mnemolayer.Memory` serves it: facts, entities, graph,
+profile, and preferences learned from feedback (:class:`SemanticMemory`)."""
 
 from __future__ import annotations
 
@@ -16,12 +13,13 @@ from mnemolayer import _validate as v
 from mnemolayer.errors import NotFoundError, ValidationError
 from mnemolayer.extract import predicates
 from mnemolayer.extract.base import SELF, ExtractedFact
-from mnemolayer.models import Entity, Fact, MemoryRecord
+from mnemolayer.models import Entity, Fact
 
 if TYPE_CHECKING:
+    from mnemolayer.layers.episodic.write import EpisodicWriter
     from mnemolayer.layers.semantic.apply import SemanticLayer
 
-__all__ = ["SemanticAPI"]
+__all__ = ["SemanticMemory"]
 
 
 def _name(value: Any, field: str) -> str:
@@ -36,15 +34,23 @@ _THIS = {"it", "this", "that", "these", "those", "them"}
 _NEGATIVE = {"negative", "bad", "dislike", "disliked", "no", "-1", "down", "thumbs_down", "👎"}
 
 
-class SemanticAPI:
-    """Mixin for :class:`mnemolayer.Memory` (which provides ``semantic``, ``now``,
-    ``_records`` and ``_insert``)."""
+class SemanticMemory:
+    """Semantic memory as the facade serves it: the facts of a user's knowledge graph,
+    its entities and their neighbourhoods, the profile, and preferences learned from
+    feedback.
 
-    semantic: SemanticLayer
-    # Provided by Memory.
-    now: Callable[[], datetime]
-    _records: Callable[..., builtins.list[MemoryRecord]]
-    _insert: Callable[..., builtins.list[MemoryRecord]]
+    Args:
+        semantic: the semantic layer (the graph and the extractor).
+        writer: the write path feedback is stored through.
+        clock: returns "now" (aware UTC).
+    """
+
+    def __init__(
+        self, semantic: SemanticLayer, writer: EpisodicWriter, clock: Callable[[], datetime]
+    ) -> None:
+        self.semantic = semantic
+        self.writer = writer
+        self.clock = clock
 
     def facts(
         self,
@@ -199,7 +205,7 @@ class SemanticAPI:
             text = feedback
             extractor = self.semantic.extractor
             if extractor is not None:
-                when = v.time(timestamp, "timestamp") or self.now()
+                when = v.time(timestamp, "timestamp") or self.clock()
                 found = extractor.extract(feedback, speaker=None, timestamp=when).facts
                 # The user's own preferences only; "it"/"this" is the action itself.
                 stated.extend(
@@ -212,11 +218,11 @@ class SemanticAPI:
                 stated.append(
                     ExtractedFact(SELF, "feedback", f"{action}: {feedback}", confidence=0.7)
                 )
-        records = self._records(
+        records = self.writer.records(
             [{"role": "user", "content": text, "metadata": {"feedback_on": action}}],
             user_id=user_id, session_id=session_id, timestamp=timestamp,
         )  # fmt: skip
-        turn = self._insert(records, facts={records[0].id: stated})[0]
+        turn = self.writer.insert(records, facts={records[0].id: stated})[0]
         return [
             f
             for f in self.semantic.graph.facts(user_id, include_history=False)

@@ -6,7 +6,7 @@ memory), its working-memory windows (one per agent, see :mod:`mnemolayer.layers.
 its *session-only* memories (``Memory.add(..., session_only=True)``), which are
 searchable like any other until the session ends.
 
-:meth:`SessionAPI.end_session` closes a session in three steps, each safe to repeat:
+:meth:`Sessions.end_session` closes a session in three steps, each safe to repeat:
 
 1. every window of the session is closed: its turns not yet in episodic memory are
    archived there (:meth:`WorkingMemory.clear`), so no turn is lost;
@@ -36,7 +36,12 @@ from typing import TYPE_CHECKING, Any
 from mnemolayer import _validate as v
 from mnemolayer.errors import ValidationError
 from mnemolayer.extract.summarize import ExtractiveSummarizer
-from mnemolayer.layers.working.window import WindowState, WorkingMemory
+from mnemolayer.layers.working.window import (
+    WindowServices,
+    WindowState,
+    WorkingMemory,
+    open_window,
+)
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import MemoryKind, MemoryRecord, content_hash
 from mnemolayer.retrieval.search import active_where
@@ -45,16 +50,18 @@ from mnemolayer.text.tokens import TokenCounter, get_token_counter
 
 if TYPE_CHECKING:
     from mnemolayer.extract.summarize import Summarizer
+    from mnemolayer.layers.episodic.write import EpisodicWriter
     from mnemolayer.layers.semantic.apply import SemanticLayer
     from mnemolayer.layers.working.window import SessionInfo, SessionStore
+    from mnemolayer.privacy.redact import RedactionConfig
     from mnemolayer.store.base import SQLStore
 
 __all__ = [
     "MAX_SUMMARY_TOKENS",
     "MIN_SUMMARY_TOKENS",
     "SUMMARY_KEY",
-    "SessionAPI",
     "SessionEnd",
+    "Sessions",
     "is_session_summary",
 ]
 
@@ -68,7 +75,7 @@ _ROLES = ("user", "assistant", "system", "tool")
 
 @dataclass(frozen=True)
 class SessionEnd:
-    """What :meth:`SessionAPI.end_session` did.
+    """What :meth:`Sessions.end_session` did.
 
     Attributes:
         session_id, user_id, agent_id: the scope that was ended (``agent_id`` ``None``:
@@ -105,7 +112,7 @@ class SessionEnd:
 
 
 def is_session_summary(record: MemoryRecord) -> bool:
-    """Whether ``record`` is a session summary written by :meth:`SessionAPI.end_session`."""
+    """Whether ``record`` is a session summary written by :meth:`Sessions.end_session`."""
     return record.role == "system" and record.metadata.get(SUMMARY_KEY) is True
 
 
@@ -149,19 +156,47 @@ def _unstored(
     return out
 
 
-class SessionAPI:
-    """Mixin for :class:`mnemolayer.Memory` (which provides ``store``, ``sessions``,
-    ``summarizer``, ``semantic``, ``now``, ``_records`` and ``_insert``)."""
+class Sessions:
+    """Sessions as the facade serves them: their saved working-memory windows, and their
+    end (archive, summarise, clear).
 
-    # Provided by Memory.
-    store: SQLStore
-    sessions: SessionStore
-    lifecycle: LifecycleConfig
-    summarizer: Summarizer
-    semantic: SemanticLayer
-    now: Callable[[], datetime]
-    _records: Callable[..., builtins.list[MemoryRecord]]
-    _insert: Callable[..., builtins.list[MemoryRecord]]
+    Args:
+        store: the open store (the session's turns and session-only memories).
+        sessions: where windows persist.
+        summarizer: writes session summaries (and folds windows' evicted turns).
+        writer: the write path summaries and archived turns are stored through.
+        semantic: the semantic layer (facts only session-only memories stated go).
+        privacy: what is redacted before a window holds a turn (``None``: off).
+        lifecycle: the settings that decide which turns are still active (TTL).
+        clock: returns "now" (aware UTC).
+    """
+
+    def __init__(
+        self,
+        store: SQLStore,
+        sessions: SessionStore,
+        summarizer: Summarizer,
+        writer: EpisodicWriter,
+        semantic: SemanticLayer,
+        privacy: RedactionConfig | None,
+        lifecycle: LifecycleConfig,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.store = store
+        self.sessions = sessions
+        self.summarizer = summarizer
+        self.writer = writer
+        self.semantic = semantic
+        self.lifecycle = lifecycle
+        self.clock = clock
+        self.windows = WindowServices(writer, summarizer, privacy, clock, sessions)
+
+    def working(self, **kwargs: Any) -> WorkingMemory:
+        """The working memory (token-budgeted live window) of one session; see
+        :func:`mnemolayer.layers.working.window.working` for the arguments (``session_id``,
+        ``user_id``, ``budget_tokens``…). The window persists in the store and resumes
+        exactly in a new process."""
+        return open_window(self.windows, **kwargs)
 
     def list_sessions(self, user_id: str) -> builtins.list[SessionInfo]:
         """The saved working-memory windows of a user (see
@@ -215,8 +250,7 @@ class SessionAPI:
         are extracted from it.
 
         Args:
-            session_id: the session; a required id.
-            user_id: the session's user; a required id.
+            session_id, user_id: the session; required ids.
             agent_id: end only this agent's part of the session (its window, its turns,
                 its session-only memories); ``None`` ends the whole session, every agent.
             summary_tokens: the summary's budget in tokens, between
@@ -258,7 +292,7 @@ class SessionAPI:
 
     def _window(self, state: WindowState) -> WorkingMemory:
         counter = get_token_counter(state.encoding)
-        return WorkingMemory(self, state, counter=counter, store=self.sessions)  # type: ignore[arg-type]
+        return WorkingMemory(self.windows, state, counter=counter, store=self.sessions)
 
     def _session_windows(
         self, user_id: str, session_id: str, agent_id: str | None
@@ -281,7 +315,7 @@ class SessionAPI:
         """The session's episodic turns (of ``agent_id`` when given) that no session
         summary covers yet, oldest first; session-only and expired records left out."""
         alive, alive_params = active_where(
-            self.now(), include_history=True, lifecycle=self.lifecycle
+            self.clock(), include_history=True, lifecycle=self.lifecycle
         )
         rows = self.store.select(
             f"user_id = ? AND session_id = ? AND kind = ? AND session_only = 0 AND {alive}",
@@ -319,7 +353,7 @@ class SessionAPI:
             SUMMARY_KEY: True, "turns": len(turns), "started_at": iso(started),
             "ended_at": iso(ended), "summarizer": self.summarizer.name, "encoding": tok.name,
         }  # fmt: skip
-        [draft] = self._records(
+        [draft] = self.writer.records(
             [{"role": "system", "content": text, "timestamp": ended}],
             user_id=user_id, agent_id=agent_id, session_id=session_id, metadata=meta,
         )  # fmt: skip
@@ -335,7 +369,7 @@ class SessionAPI:
             }
         )
         # Given no facts: a summary restates what the turns said, which is stored already.
-        [stored] = self._insert([keyed], facts={keyed.id: []})
+        [stored] = self.writer.insert([keyed], facts={keyed.id: []})
         return stored, len(stored.source_ids)
 
     def _summarize(self, lines: builtins.list[str], budget: int, tok: TokenCounter) -> str:
@@ -352,7 +386,7 @@ class SessionAPI:
         if agent_id is not None:
             where += " AND agent_id = ?"
             params.append(agent_id)
-        now = self.now()
+        now = self.clock()
 
         def write(c: sqlite3.Connection) -> int:
             gone = self.store.delete_where(c, where, params)

@@ -23,20 +23,34 @@ same window (messages, pins, summary, token count).
 
 from __future__ import annotations
 
-import re
-import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mnemolayer import _validate as v
 from mnemolayer.errors import NotFoundError, ValidationError
-from mnemolayer.extract.summarize import ExtractiveSummarizer
-from mnemolayer.models import new_id
+from mnemolayer.extract.summarize import summarize
+from mnemolayer.layers.working.compact import evict, fold
+from mnemolayer.layers.working.sqlite_store import SQLiteSessionStore
+from mnemolayer.layers.working.state import (
+    COMPACTION_SLACK,
+    MAX_BUDGET_TOKENS,
+    MIN_BUDGET_TOKENS,
+    PINNED_SHARE,
+    ROLES,
+    SUMMARY_PREFIX,
+    SUMMARY_SHARE,
+    CompactionEvent,
+    CompactionHook,
+    SessionInfo,
+    SessionStore,
+    WindowState,
+    WorkingMessage,
+    check_budget,
+)
+from mnemolayer.models import MemoryRecord, new_id
 from mnemolayer.privacy.redact import redact
-from mnemolayer.store.engine import Engine
-from mnemolayer.store.sqlite.engine import from_iso, iso
 from mnemolayer.text.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     REPLY_PRIMER_TOKENS,
@@ -45,8 +59,12 @@ from mnemolayer.text.tokens import (
 )
 
 if TYPE_CHECKING:
-    from mnemolayer.memory import Memory
+    from mnemolayer.extract.summarize import Summarizer
+    from mnemolayer.privacy.redact import RedactionConfig
+    from mnemolayer.protocols import EpisodicSink
 
+# The data types, the SQLite session store and the extractive summariser live in their
+# own modules; their names stay importable from here, the working-memory face.
 __all__ = [
     "COMPACTION_SLACK",
     "MAX_BUDGET_TOKENS",
@@ -58,430 +76,54 @@ __all__ = [
     "SQLiteSessionStore",
     "SessionInfo",
     "SessionStore",
+    "WindowServices",
     "WindowState",
+    "WorkingHost",
     "WorkingMemory",
     "WorkingMessage",
-    "get_session_store",
+    "open_window",
     "summarize",
     "working",
 ]
 
-#: Smallest accepted window, in tokens: room for the reply primer and one short turn.
-MIN_BUDGET_TOKENS = 64
-#: Largest accepted window, in tokens (beyond any current model's context).
-MAX_BUDGET_TOKENS = 10_000_000
-#: Share of the budget the running summary may use.
-SUMMARY_SHARE = 0.25
-#: Share of the budget pinned messages may use together (the rest is for the summary and
-#: the latest turns, so the newest turn always has room).
-PINNED_SHARE = 0.5
-#: The running summary is shown to the model as a system message starting with this.
-SUMMARY_PREFIX = "Summary of the earlier conversation:\n"
-#: Share of the budget a compaction frees beyond what the summary needs, so that the next
-#: few turns fit without compacting again.
-COMPACTION_SLACK = 0.1
-#: A summary budget smaller than this (tokens) is not worth a message; it is left empty.
-_MIN_SUMMARY_TOKENS = 16
-_ROLES = ("user", "assistant", "system", "tool")
-
-
-# -- data --------------------------------------------------------------------------------
-
 
 @dataclass(frozen=True)
-class WorkingMessage:
-    """One message in a working-memory window.
+class WindowServices:
+    """What a window needs from the memory around it.
 
     Attributes:
-        id: the message id (hex), stable across resumes; pass it to
-            :meth:`WorkingMemory.pin`.
-        role: ``"user"``, ``"assistant"``, ``"system"`` or ``"tool"``.
-        content: the text as the model sees it (cut to fit when ``truncated``).
-        created_at: when it was added (aware UTC).
-        pinned: kept through every compaction.
-        archived_id: id of the episodic record already holding the full text (set for
-            a truncated turn, which is archived as soon as it is added), else ``None``.
+        episodic: where turns leaving the window are stored (``add``, as
+            :meth:`mnemolayer.Memory.add`).
+        summarizer: folds evicted turns into the running summary.
+        privacy: what is redacted before a turn is held (``None``: off).
+        clock: returns "now" (aware UTC), the time of a turn given none.
+        sessions: the session store windows persist in unless told otherwise.
     """
 
-    id: str
-    role: str
-    content: str
-    created_at: datetime
-    pinned: bool = False
-    archived_id: str | None = None
-
-    @property
-    def truncated(self) -> bool:
-        """Whether ``content`` is a cut of a longer turn (archived in full)."""
-        return self.archived_id is not None
-
-    def as_dict(self) -> dict[str, str]:
-        """``{"role": ..., "content": ...}``, the chat-completion message shape."""
-        return {"role": self.role, "content": self.content}
+    episodic: EpisodicSink
+    summarizer: Summarizer
+    privacy: RedactionConfig | None
+    clock: Callable[[], datetime]
+    sessions: SessionStore
 
 
-@dataclass
-class WindowState:
-    """Everything a :class:`SessionStore` persists for one window.
+class WorkingHost(Protocol):
+    """What :func:`working` takes a window's services from: a :class:`mnemolayer.Memory`."""
 
-    Attributes:
-        user_id, session_id: the scope (required); agent_id: optional narrower scope.
-        budget_tokens: the window's budget, in tokens.
-        encoding: the token counter's name (``"o200k_base"``).
-        messages: pinned and recent messages, oldest first.
-        summary: the running summary text (``""`` when nothing was compacted yet).
-        summary_rounds: how many times the summary was itself re-summarised.
-        evicted_count: how many turns were compacted out of the window so far.
-    """
+    sessions: SessionStore
+    summarizer: Summarizer
+    privacy: RedactionConfig | None
 
-    user_id: str
-    session_id: str
-    agent_id: str | None
-    budget_tokens: int
-    encoding: str
-    messages: list[WorkingMessage] = field(default_factory=list)
-    summary: str = ""
-    summary_rounds: int = 0
-    evicted_count: int = 0
+    def now(self) -> datetime: ...
 
-
-@dataclass(frozen=True)
-class CompactionEvent:
-    """What one compaction did, handed to the ``before`` and ``after`` hooks.
-
-    Attributes:
-        session_id, user_id, agent_id: the window's scope.
-        evicted: the turns leaving the window, oldest first (their full text).
-        summary_before: the running summary before folding them in.
-        summary_after: the summary afterwards; ``None`` in the ``before`` hook.
-        archived_ids: ids of the episodic records holding the evicted turns, in the
-            order of ``evicted``; empty in the ``before`` hook.
-        tokens_before: the window's cost, in tokens, at the moment of overflow (may be
-            above the budget); tokens_after: its cost afterwards (``None`` before).
-    """
-
-    session_id: str
-    user_id: str
-    agent_id: str | None
-    evicted: tuple[WorkingMessage, ...]
-    summary_before: str
-    summary_after: str | None
-    archived_ids: tuple[str, ...]
-    tokens_before: int
-    tokens_after: int | None
-
-
-CompactionHook = Callable[[CompactionEvent], Any]
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """One saved window, as :meth:`SessionStore.list_sessions` describes it.
-
-    Attributes:
-        user_id, session_id, agent_id: the window's scope.
-        budget_tokens: its budget, in tokens.
-        messages: how many messages it holds (pinned and recent; the summary not counted).
-        evicted_count: how many turns were compacted out of it so far.
-        summary_rounds: how many times its summary was re-summarised.
-        updated_at: when it was last saved (aware UTC), ``None`` when the store does not
-            know.
-    """
-
-    user_id: str
-    session_id: str
-    agent_id: str | None
-    budget_tokens: int
-    messages: int
-    evicted_count: int
-    summary_rounds: int
-    updated_at: datetime | None
-
-
-# -- session stores ----------------------------------------------------------------------
-
-
-@runtime_checkable
-class SessionStore(Protocol):
-    """Where working-memory windows persist. One window per (user, agent, session).
-
-    Implementations must make :meth:`save` atomic: a reader sees the old window or the new
-    one, never a mix.
-    """
-
-    def load(self, user_id: str, session_id: str, agent_id: str | None) -> WindowState | None:
-        """The saved window of this scope, or ``None`` when there is none."""
-        ...
-
-    def save(self, state: WindowState) -> None:
-        """Replace the saved window of ``state``'s scope with ``state``."""
-        ...
-
-    def delete(self, user_id: str, session_id: str, agent_id: str | None) -> bool:
-        """Forget the window of this scope; ``True`` when one existed."""
-        ...
-
-    def delete_user(self, user_id: str) -> int:
-        """Forget every window of one user; how many there were."""
-        ...
-
-    def list_sessions(self, user_id: str) -> list[SessionInfo]:
-        """The saved windows of one user, most recently saved first."""
-        ...
-
-    def list_users(self) -> list[str]:
-        """Every user with at least one saved window, sorted (whole-store export)."""
-        ...
-
-
-class SQLiteSessionStore:
-    """:class:`SessionStore` in the memory store's SQLite file (tables of migration 4).
-
-    Args:
-        conn: the open store (``mem.store``); writes use its transactions and retries, so
-            several threads and processes may share the file.
-    """
-
-    def __init__(self, conn: Engine) -> None:
-        self.conn = conn
-
-    def load(self, user_id: str, session_id: str, agent_id: str | None) -> WindowState | None:
-        # One statement reads one snapshot, so a concurrent save is seen whole or not at all.
-        rows = self.conn.read(
-            "SELECT s.budget_tokens, s.encoding, s.summary, s.summary_rounds, "
-            "s.evicted_count, m.id, m.role, m.content, m.created_at, m.pinned, "
-            "m.archived_id FROM working_sessions s LEFT JOIN working_messages m "
-            "ON m.user_id = s.user_id AND m.agent_key = s.agent_key "
-            "AND m.session_id = s.session_id "
-            "WHERE s.user_id = ? AND s.agent_key = ? AND s.session_id = ? ORDER BY m.seq",
-            (user_id, agent_id or "", session_id),
-        )
-        if not rows:
-            return None
-        budget, encoding, summary, rounds, evicted = rows[0][:5]
-        crypto = getattr(self.conn, "crypto", None)  # an encrypted store (mnemolayer.crypto)
-        where = f"{agent_id or ''}\x00{session_id}"
-        if crypto is not None:
-            summary = crypto.decrypt(user_id, "working_sessions.summary", where, summary)
-        messages = []
-        for mid, role, content, created, pinned, archived in (r[5:] for r in rows):
-            if mid is None:  # a window with no messages (LEFT JOIN)
-                continue
-            if crypto is not None:
-                content = crypto.decrypt(
-                    user_id, "working_messages.content", f"{where}\x00{mid}", content
-                )
-            at = from_iso(created)
-            assert at is not None
-            messages.append(WorkingMessage(mid, role, content, at, bool(pinned), archived))
-        return WindowState(
-            user_id=user_id, session_id=session_id, agent_id=agent_id,
-            budget_tokens=int(budget), encoding=encoding, messages=messages, summary=summary,
-            summary_rounds=int(rounds), evicted_count=int(evicted),
-        )  # fmt: skip
-
-    def save(self, state: WindowState) -> None:
-        key = (state.user_id, state.agent_id or "", state.session_id)
-        stamp = iso(datetime.now(UTC))
-        crypto = getattr(self.conn, "crypto", None)  # an encrypted store (mnemolayer.crypto)
-        where = f"{key[1]}\x00{key[2]}"
-        summary, contents = state.summary, [m.content for m in state.messages]
-        if crypto is not None:
-            summary = crypto.encrypt(key[0], "working_sessions.summary", where, summary)
-            contents = [
-                crypto.encrypt(key[0], "working_messages.content", f"{where}\x00{m.id}", text)
-                for m, text in zip(state.messages, contents, strict=True)
-            ]
-
-        def run(c: sqlite3.Connection) -> None:
-            c.execute(
-                "INSERT INTO working_sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (user_id, agent_key, session_id) DO UPDATE SET "
-                "budget_tokens = excluded.budget_tokens, encoding = excluded.encoding, "
-                "summary = excluded.summary, summary_rounds = excluded.summary_rounds, "
-                "evicted_count = excluded.evicted_count, "
-                "updated_at = excluded.updated_at",
-                (*key, state.budget_tokens, state.encoding, summary,
-                 state.summary_rounds, state.evicted_count, stamp),
-            )  # fmt: skip
-            c.execute(
-                "DELETE FROM working_messages "
-                "WHERE user_id = ? AND agent_key = ? AND session_id = ?",
-                key,
-            )
-            c.executemany(
-                "INSERT INTO working_messages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (*key, i, m.id, m.role, text, iso(m.created_at), int(m.pinned),
-                     m.archived_id)
-                    for i, (m, text) in enumerate(zip(state.messages, contents, strict=True))
-                ],
-            )  # fmt: skip
-
-        self.conn.transact(run)
-
-    def delete(self, user_id: str, session_id: str, agent_id: str | None) -> bool:
-        key = (user_id, agent_id or "", session_id)
-        where = "user_id = ? AND agent_key = ? AND session_id = ?"
-
-        def run(c: sqlite3.Connection) -> bool:
-            c.execute(f"DELETE FROM working_messages WHERE {where}", key)
-            return c.execute(f"DELETE FROM working_sessions WHERE {where}", key).rowcount > 0
-
-        return self.conn.transact(run)
-
-    def delete_user(self, user_id: str, c: sqlite3.Connection | None = None) -> int:
-        """Forget every window of one user; how many there were. ``c``: an open write
-        transaction to do it in (``Memory.delete_all`` removes a user in one)."""
-
-        def run(c: sqlite3.Connection) -> int:
-            c.execute("DELETE FROM working_messages WHERE user_id = ?", (user_id,))
-            return c.execute("DELETE FROM working_sessions WHERE user_id = ?", (user_id,)).rowcount
-
-        return run(c) if c is not None else self.conn.transact(run)
-
-    def list_users(self) -> list[str]:
-        rows = self.conn.read("SELECT DISTINCT user_id FROM working_sessions ORDER BY 1")
-        return [str(r[0]) for r in rows]
-
-    def list_sessions(self, user_id: str) -> list[SessionInfo]:
-        rows = self.conn.read(
-            "SELECT s.session_id, s.agent_key, s.budget_tokens, s.evicted_count, "
-            "s.summary_rounds, s.updated_at, (SELECT count(*) FROM working_messages m "
-            "WHERE m.user_id = s.user_id AND m.agent_key = s.agent_key "
-            "AND m.session_id = s.session_id) FROM working_sessions s WHERE s.user_id = ? "
-            "ORDER BY s.updated_at DESC, s.session_id, s.agent_key",
-            (user_id,),
-        )
-        return [
-            SessionInfo(
-                user_id=user_id, session_id=session, agent_id=agent or None,
-                budget_tokens=int(budget), messages=int(count), evicted_count=int(evicted),
-                summary_rounds=int(rounds), updated_at=from_iso(updated),
-            )
-            for session, agent, budget, evicted, rounds, updated, count in rows
-        ]  # fmt: skip
-
-
-# -- extractive summariser ---------------------------------------------------------------
-
-# Sentence ends: Latin punctuation followed by space, CJK full stops, or line breaks.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；!?])|\n+")
-_NUMBER = re.compile(r"\d|[零一二三四五六七八九十百千万亿两]+[点个岁元块号月日年天次]")
-_DATE = re.compile(
-    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\b"
-    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
-    r"|\b(?:today|tomorrow|yesterday|tonight|next week|last week|next month|deadline)\b"
-    r"|\d{4}-\d{2}-\d{2}|\d{1,2}[:/]\d{2}"
-    r"|[今明昨前后]天|星期|周[一二三四五六日末]|[上下这本]个?月|\d+[年月日号点]",
-    re.IGNORECASE,
-)
-_DECISION = re.compile(
-    r"\b(?:decid\w*|agree\w*|chose|choose|chosen|will|won't|going to|let's|plan\w*|"
-    r"confirm\w*|prefer\w*|always|never|must|should|need to|please|remember|don't|do not|"
-    r"make sure|instead|allerg\w*|important)\b"
-    r"|决定|同意|确定|选择|计划|打算|记住|请|必须|一定|不要|别|应该|需要|总是|从不|喜欢|讨厌|过敏|重要",
-    re.IGNORECASE,
-)
-# A capitalised word that is not the first of its sentence (names, places, products).
-_NAME = re.compile(r"(?<=[\w,;:] )[A-Z][a-zA-Z'-]+")
-_CJK_NAME_HINT = re.compile(
-    r"[叫是跟和与给][\u4e00-\u9fff]{2,3}|[\u4e00-\u9fff]{1,3}(?:先生|女士|老师|经理)"
-)
-
-
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
-
-
-def _score(sentence: str) -> float:
-    """How much a sentence is worth keeping: names, numbers, dates, decisions, instructions."""
-    score = 0.0
-    if _NUMBER.search(sentence):
-        score += 2.0
-    if _DATE.search(sentence):
-        score += 2.0
-    if _DECISION.search(sentence):
-        score += 2.0
-    score += min(3, len(_NAME.findall(sentence)) + len(_CJK_NAME_HINT.findall(sentence))) * 1.5
-    if len(sentence) < 12 and score == 0:
-        score -= 1.0  # "ok", "thanks!", "好的"
-    return score
-
-
-def summarize(
-    lines: Sequence[str], max_tokens: int, counter: TokenCounter | str | None = None
-) -> str:
-    """Extractive summary of lines of text, at most ``max_tokens`` tokens, offline.
-
-    Each line is split into sentences (English and Chinese punctuation); a line may start
-    with a ``"role: "`` label, which is kept on each of its sentences. Sentences are scored
-    for names, numbers, dates, decisions and instructions; later sentences win ties.
-    The best are kept greedily by score per token until the budget is spent, duplicates
-    dropped, and returned in their original order, one per line.
-
-    Args:
-        lines: texts, oldest first (``"user: I moved to Porto on May 3."``).
-        max_tokens: the summary's budget in tokens, ``>= 0``.
-        counter: the tokenizer (anything :func:`mnemolayer.text.tokens.get_token_counter`
-            accepts).
-
-    Returns:
-        The summary (``""`` when nothing fits); ``counter.count(result) <= max_tokens``.
-
-    Raises:
-        ValidationError: ``max_tokens`` is not a non-negative int (field ``"max_tokens"``).
-    """
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
-        raise ValidationError("max_tokens", f"expected an int >= 0, got {max_tokens!r}")
-    tok = get_token_counter(counter)
-    candidates: list[str] = []
-    seen: set[str] = set()
-    for line in lines:
-        label, _, body = line.partition(": ")
-        if not body or label not in _ROLES:
-            label, body = "", line
-        for sentence in _sentences(body):
-            text = f"{label}: {sentence}" if label else sentence
-            if text not in seen:
-                seen.add(text)
-                candidates.append(text)
-    if not candidates or max_tokens == 0:
-        return ""
-    costs = tok.count_many(candidates)
-    n = len(candidates)
-    # Score per token, plus a small recency term so later sentences win ties.
-    order = sorted(
-        range(n),
-        key=lambda i: ((_score(candidates[i]) + 1.0 + i / n) / max(costs[i], 1), i),
-        reverse=True,
-    )
-    chosen: set[int] = set()
-    used = 0
-    for i in order:
-        cost = costs[i] + 1  # the joining newline
-        if used + cost <= max_tokens:
-            chosen.add(i)
-            used += cost
-    if not chosen:  # every sentence is too long alone: cut the best one
-        return tok.truncate(candidates[order[0]], max_tokens)
-    text = "\n".join(candidates[i] for i in sorted(chosen))
-    # Joining can merge tokens differently; cut if that ever tips it over.
-    return text if tok.count(text) <= max_tokens else tok.truncate(text, max_tokens)
-
-
-# -- the window ----------------------------------------------------------------------------
-
-
-def _budget(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValidationError("budget_tokens", f"must be an int, got {type(value).__name__}")
-    if not MIN_BUDGET_TOKENS <= value <= MAX_BUDGET_TOKENS:
-        raise ValidationError(
-            "budget_tokens",
-            f"must be between {MIN_BUDGET_TOKENS} and {MAX_BUDGET_TOKENS}, got {value}",
-        )
-    return value
+    def add(
+        self,
+        messages: Any,
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+    ) -> list[MemoryRecord]: ...
 
 
 class WorkingMemory:
@@ -498,13 +140,13 @@ class WorkingMemory:
 
     def __init__(
         self,
-        mem: Memory,
+        services: WindowServices,
         state: WindowState,
         *,
         counter: TokenCounter,
         store: SessionStore,
     ) -> None:
-        self._mem = mem
+        self._services = services
         self._state = state
         self._store = store
         self.counter = counter
@@ -636,14 +278,14 @@ class WorkingMemory:
                 ``"content"``, ``"timestamp"``); ``pin=True`` for a turn that would put
                 the pinned messages over their share of the budget (field ``"pin"``).
         """
-        if role not in _ROLES:
-            raise ValidationError("role", f"must be one of {', '.join(_ROLES)}, got {role!r}")
+        if role not in ROLES:
+            raise ValidationError("role", f"must be one of {', '.join(ROLES)}, got {role!r}")
         content = v.content(content, "content")
-        if self._mem.privacy is not None:  # before it is held, counted or archived
-            content = redact(content, self._mem.privacy).text
+        if self._services.privacy is not None:  # before it is held, counted or archived
+            content = redact(content, self._services.privacy).text
         if not isinstance(pin, bool):
             raise ValidationError("pin", f"must be a bool, got {type(pin).__name__}")
-        at = v.time(timestamp, "timestamp") or self._mem.now()
+        at = v.time(timestamp, "timestamp") or self._services.clock()
         msg = WorkingMessage(new_id(), role, content, at, pin)
         if pin:
             self._check_pin_room(msg)
@@ -763,7 +405,7 @@ class WorkingMemory:
         full = [m for m in turns if m.archived_id is None]
         ids = {m.id: m.archived_id for m in turns if m.archived_id is not None}
         if full:
-            records = self._mem.add(
+            records = self._services.episodic.add(
                 [
                     {
                         "role": m.role,
@@ -794,21 +436,8 @@ class WorkingMemory:
         # Reserve the summary's share while evicting, so folding turns in cannot overflow.
         summary_cap = int(budget * SUMMARY_SHARE)
         newest = messages[-1]
-        kept = list(messages)
-        evicted: list[WorkingMessage] = []
         reserve = REPLY_PRIMER_TOKENS + summary_cap + int(budget * COMPACTION_SLACK)
-        while sum(self._cost(m) for m in kept) + reserve > budget:
-            victim = next((m for m in kept if not m.pinned and m is not newest), None)
-            if victim is None:
-                break
-            kept.remove(victim)
-            evicted.append(victim)
-        # Only after a budget cut on resume can pinned messages alone overflow: then the
-        # oldest pinned ones leave too (archived like any turn), and last the newest is cut.
-        while sum(self._cost(m) for m in kept) + REPLY_PRIMER_TOKENS > budget and len(kept) > 1:
-            victim = next(m for m in kept if m is not newest)
-            kept.remove(victim)
-            evicted.append(victim)
+        kept, evicted = evict(messages, self._cost, budget, reserve)
         room = budget - REPLY_PRIMER_TOKENS - sum(self._cost(m) for m in kept if m is not newest)
         if self._cost(newest) > room:
             cut = self._cut(newest.role, newest.content, room)
@@ -825,9 +454,11 @@ class WorkingMemory:
         archived = self._archive(evicted) if evicted else []
         room = budget - REPLY_PRIMER_TOKENS - sum(self._cost(m) for m in kept)
         target = min(summary_cap, room) - self._summary_cost("x") + self.counter.count("x")
-        new_summary, rounds = self._fold(summary, evicted, target)
-        if new_summary and self._mem.privacy is not None:  # a summariser may restate
-            new_summary = redact(new_summary, self._mem.privacy).text
+        new_summary, rounds = fold(
+            self._services.summarizer, self.counter, summary, evicted, target
+        )
+        if new_summary and self._services.privacy is not None:  # a summariser may restate
+            new_summary = redact(new_summary, self._services.privacy).text
         # Tokens can merge across the prefix boundary; trim until the message fits the room.
         while new_summary and self._summary_cost(new_summary) > room:
             excess = self._summary_cost(new_summary) - room
@@ -847,93 +478,12 @@ class WorkingMemory:
         for hook in self._after if hooks else ():
             hook(done)
 
-    def _fold(
-        self, summary: str, evicted: Sequence[WorkingMessage], target: int
-    ) -> tuple[str, int]:
-        """The summary with ``evicted`` folded in, within ``target`` tokens; and 1 if the old
-        summary itself had to be re-summarised (a hierarchical round), else 0."""
-        if target < _MIN_SUMMARY_TOKENS:
-            return "", 1 if summary else 0
-        new_lines = [f"{m.role}: {m.content}" for m in evicted]
-        summarizer = self._mem.summarizer
-        if not isinstance(summarizer, ExtractiveSummarizer):
-            return self._fold_generative(summary, new_lines, target)
-        fresh = summarizer.summarize(new_lines, target, self.counter) if new_lines else ""
-        if summary and fresh:  # a sentence already in the summary is not repeated
-            known = set(summary.split("\n"))
-            fresh = "\n".join(line for line in fresh.split("\n") if line not in known)
-        joined = f"{summary}\n{fresh}" if summary and fresh else summary or fresh
-        if self.counter.count(joined) <= target:
-            return joined, 0
-        # Over its share: summarise the old summary and the new lines together, giving
-        # the new lines at least half the room so recent detail is not crowded out.
-        fresh_part = summarizer.summarize(new_lines, target // 2, self.counter) if new_lines else ""
-        rest = target - (self.counter.count(fresh_part) + 1 if fresh_part else 0)
-        old_part = (
-            summarizer.summarize(summary.split("\n"), max(rest, 0), self.counter) if summary else ""
-        )
-        merged = f"{old_part}\n{fresh_part}" if old_part and fresh_part else old_part or fresh_part
-        if self.counter.count(merged) > target:
-            merged = self.counter.truncate(merged, target)
-        return merged, 1 if summary else 0
-
-    def _fold_generative(self, summary: str, new_lines: list[str], target: int) -> tuple[str, int]:
-        """:meth:`_fold` for a summariser that writes (an LLM): one request per compaction.
-
-        The new turns get the room the summary leaves; when that is too little, the old
-        summary's lines and the new turns are summarised together (a hierarchical round).
-        """
-        summarizer = self._mem.summarizer
-        if not new_lines:
-            return summary, 0
-        room = target - (self.counter.count(summary) + 1 if summary else 0)
-        if room >= _MIN_SUMMARY_TOKENS * 2:
-            fresh = summarizer.summarize(new_lines, room, self.counter)
-            joined = f"{summary}\n{fresh}" if summary and fresh else summary or fresh
-            if self.counter.count(joined) <= target:
-                return joined, 0
-        merged = summarizer.summarize([*summary.split("\n"), *new_lines], target, self.counter)
-        if self.counter.count(merged) > target:
-            merged = self.counter.truncate(merged, target)
-        return merged, 1 if summary else 0
-
     def _save(self) -> None:
         self._store.save(self._state)
 
 
-def get_session_store(spec: SessionStore | str | None, conn: Engine) -> SessionStore:
-    """Resolve ``Memory(sessions=...)``.
-
-    Args:
-        spec: ``None`` or ``"sqlite"`` → :class:`SQLiteSessionStore` over ``conn`` (the
-            memory's own file); a ``redis://``, ``rediss://`` or ``unix://`` URL, with
-            optional ``prefix=`` and ``ttl=`` (seconds) options →
-            :class:`mnemolayer.store.redis_sessions.RedisSessionStore` (needs the ``redis``
-            extra); a :class:`SessionStore` is used as is.
-        conn: the memory's store.
-
-    Raises:
-        ValidationError: an unknown name or URL scheme, a malformed URL, the ``redis``
-            package missing, or an object that is not a session store (field
-            ``"sessions"``).
-        StoreError: Redis cannot be reached (the message names the URL without its
-            password).
-    """
-    if spec is None or spec == "sqlite":
-        return SQLiteSessionStore(conn)
-    if isinstance(spec, str):
-        if spec.startswith(("redis://", "rediss://", "unix://")):
-            from mnemolayer.store.redis_sessions import RedisSessionStore
-
-            return RedisSessionStore(spec)
-        raise ValidationError("sessions", f"expected 'sqlite' or a redis:// URL, got {spec!r}")
-    if not isinstance(spec, SessionStore):
-        raise ValidationError("sessions", f"expected a SessionStore, got {type(spec).__name__}")
-    return spec
-
-
 def working(
-    mem: Memory,
+    mem: WorkingHost,
     *,
     session_id: str,
     user_id: str,
@@ -966,13 +516,31 @@ def working(
             ``"agent_id"``), budget (``"budget_tokens"``), encoding (``"encoding"``) or
             store (``"store"``).
     """
+    services = WindowServices(mem, mem.summarizer, mem.privacy, mem.now, mem.sessions)
+    return open_window(
+        services, session_id=session_id, user_id=user_id, budget_tokens=budget_tokens,
+        agent_id=agent_id, counter=counter, store=store,
+    )  # fmt: skip
+
+
+def open_window(
+    services: WindowServices,
+    *,
+    session_id: str,
+    user_id: str,
+    budget_tokens: int = 4000,
+    agent_id: str | None = None,
+    counter: TokenCounter | str | None = None,
+    store: SessionStore | None = None,
+) -> WorkingMemory:
+    """:func:`working` over the services themselves (the session service's way in)."""
     session_id = v.scope_id(session_id, "session_id", required=True)
     user_id = v.scope_id(user_id, "user_id", required=True)
     agent_id = v.scope_id(agent_id, "agent_id")
-    budget = _budget(budget_tokens)
+    budget = check_budget(budget_tokens)
     tok = get_token_counter(counter)
     if store is None:
-        store = mem.sessions
+        store = services.sessions
     elif not isinstance(store, SessionStore):
         raise ValidationError("store", f"expected a SessionStore, got {type(store).__name__}")
     state = store.load(user_id, session_id, agent_id)
@@ -981,11 +549,11 @@ def working(
             user_id=user_id, session_id=session_id, agent_id=agent_id,
             budget_tokens=budget, encoding=tok.name,
         )  # fmt: skip
-        return WorkingMemory(mem, state, counter=tok, store=store)
+        return WorkingMemory(services, state, counter=tok, store=store)
     changed = state.budget_tokens != budget or state.encoding != tok.name
     state.budget_tokens = budget
     state.encoding = tok.name
-    wm = WorkingMemory(mem, state, counter=tok, store=store)
+    wm = WorkingMemory(services, state, counter=tok, store=store)
     if changed and state.messages:
         wm._fit(list(state.messages))
     return wm

@@ -1,0 +1,438 @@
+"""Episodic memory's write path: validate → redact → estimate importance → extract facts
+→ embed → insert in one transaction; and the same pipeline for updates and deletes.
+
+Everything slow (the importance model, fact extraction, embedding) runs before the write
+transaction opens, so a write holds the store's lock only for its inserts. The facade
+(:class:`mnemolayer.Memory`) builds one :class:`EpisodicWriter` and delegates ``add``,
+``update`` and ``delete`` to it; the semantic, procedural and session services write
+through its :meth:`EpisodicWriter.records` and :meth:`EpisodicWriter.insert`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+from mnemolayer import _validate as v
+from mnemolayer.embed.base import Embedder
+from mnemolayer.errors import ValidationError
+from mnemolayer.extract.base import ExtractedFact
+from mnemolayer.layers.episodic.model import EmbeddingGuard
+from mnemolayer.layers.episodic.read import get_record
+from mnemolayer.layers.semantic.apply import Pending, SemanticLayer
+from mnemolayer.lifecycle.importance import ImportanceEstimator
+from mnemolayer.lifecycle.states import KIND_IMPORTANCE_FLOOR
+from mnemolayer.models import MemoryRecord, Message, message_hash, new_id
+from mnemolayer.privacy.redact import RedactionConfig
+from mnemolayer.privacy.wiring import (
+    private_facts,
+    redact_metadata,
+    redact_text,
+    report_part,
+    with_report,
+)
+from mnemolayer.retrieval.index import embed_records, keyword_terms
+from mnemolayer.store.base import SQLStore
+
+__all__ = ["EpisodicWriter", "MessageInput"]
+
+MessageInput = str | Message | dict[str, Any]
+
+
+class EpisodicWriter:
+    """Writes records: :meth:`add`, :meth:`update`, :meth:`delete`, and the
+    :meth:`records` / :meth:`insert` halves the other services compose.
+
+    Args:
+        store: the open store.
+        embedder: embeds new records (and the sentence records of their facts).
+        semantic: extracts and resolves facts inside the write transaction.
+        privacy: what is redacted before anything is hashed or stored (``None``: off).
+        importance: estimates the importance of a message given none.
+        clock: returns "now" (aware UTC).
+        guard: refuses writes while the store's vectors are another model's.
+    """
+
+    def __init__(
+        self,
+        store: SQLStore,
+        embedder: Embedder,
+        semantic: SemanticLayer,
+        privacy: RedactionConfig | None,
+        importance: ImportanceEstimator,
+        clock: Callable[[], datetime],
+        guard: EmbeddingGuard,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.semantic = semantic
+        self.privacy = privacy
+        self.importance = importance
+        self.clock = clock
+        self.guard = guard
+
+    def add(
+        self,
+        messages: MessageInput | Sequence[MessageInput],
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        timestamp: datetime | str | None = None,
+        metadata: dict[str, Any] | None = None,
+        importance: float | None = None,
+        kind: str = "episodic",
+        session_only: bool = False,
+        pinned: bool = False,
+        expires_at: datetime | str | None = None,
+    ) -> list[MemoryRecord]:
+        """Store one text or a list of messages: one record per message, in one transaction.
+
+        Args:
+            messages: a string (one user message), a :class:`Message`, a dict with
+                ``role``/``content`` (and optionally ``name``, ``timestamp``, ``id``,
+                ``metadata``), or a list of those.
+            user_id: the tenant; required.
+            agent_id, session_id: narrower scope.
+            timestamp: when the messages happened (message ``timestamp`` wins); naive → UTC;
+                default: now.
+            metadata: JSON object merged under each message's own metadata.
+            importance: in [0, 1]; ``None`` (default) estimates it per message from
+                its text (by the constructor's ``importance`` estimator; the default
+                rules, :func:`mnemolayer.lifecycle.states.write_importance`: explicit
+                "remember", identity, health, preferences, plans and dates raise it,
+                small talk lowers it; preference records start at 0.6, semantic,
+                procedural and summary ones at 0.5). A given value always wins.
+            kind: the layer (``episodic`` default).
+            session_only: temporary memories of the session ``session_id`` (required
+                then): searched and listed like any other, and deleted by
+                :meth:`end_session` together with the facts only they stated.
+            pinned: pin the new records (:meth:`pin`): they never decay and are never
+                forgotten by maintenance.
+            expires_at: when the new records expire (datetime or ISO-8601; naive →
+                UTC); it must be after each message's time. An expired record is out of
+                recall at once and deleted by the next :meth:`maintain` (with the facts
+                only it stated); pinned records never expire. ``None`` (default): the
+                kind's default TTL (``LifecycleConfig.ttl_days``, counted from the
+                message's time, applied when read, so a changed TTL applies to records
+                already stored), else never.
+
+        Returns:
+            The records in message order. Idempotent: a message whose normalised content,
+            speaker, kind and scope match an existing record returns that record unchanged.
+            Session-only and permanent records are matched apart: the same text added
+            both ways is stored twice, and only the session-only copy goes when the
+            session ends (see :func:`mnemolayer.models.message_hash`). A matching record
+            keeps its own importance, pin and expiry (use :meth:`pin` to pin it).
+
+        Raises:
+            ValidationError: blank content, bad scope ids, metadata, timestamp or
+                importance; ``session_only`` not a bool or without a ``session_id``
+                (field ``"session_only"``); ``pinned`` not a bool; ``expires_at`` not a
+                time or not after a message's time (field ``"expires_at"``). Nothing is
+                stored and the embedder is not called.
+        """
+        return self.insert(
+            self.records(
+                messages, user_id=user_id, agent_id=agent_id, session_id=session_id,
+                timestamp=timestamp, metadata=metadata, importance=importance, kind=kind,
+                session_only=session_only, pinned=pinned, expires_at=expires_at,
+            )
+        )  # fmt: skip
+
+    def records(
+        self,
+        messages: MessageInput | Sequence[MessageInput],
+        *,
+        user_id: str,
+        agent_id: str | None = None,
+        session_id: str | None = None,
+        timestamp: datetime | str | None = None,
+        metadata: dict[str, Any] | None = None,
+        importance: float | None = None,
+        kind: str = "episodic",
+        session_only: bool = False,
+        pinned: bool = False,
+        expires_at: datetime | str | None = None,
+    ) -> list[MemoryRecord]:
+        """Validate :meth:`add`'s arguments into records (nothing stored)."""
+        user_id = v.scope_id(user_id, "user_id", required=True)
+        agent_id = v.scope_id(agent_id, "agent_id")
+        session_id = v.scope_id(session_id, "session_id")
+        if not isinstance(session_only, bool):
+            raise ValidationError(
+                "session_only", f"must be True or False, got {type(session_only).__name__}"
+            )
+        if session_only and session_id is None:
+            raise ValidationError("session_only", "a session-only memory needs a session_id")
+        if not isinstance(pinned, bool):
+            raise ValidationError("pinned", f"must be True or False, got {type(pinned).__name__}")
+        kind_ = v.kind(kind)
+        base_meta = v.metadata(metadata)
+        base_time = v.time(timestamp, "timestamp")
+        imp = v.importance(importance)
+        expiry = v.time(expires_at, "expires_at")
+        msgs = v.messages(messages)
+        now = self.clock()
+        records: list[MemoryRecord] = []
+        for i, m in enumerate(msgs):
+            meta = {**base_meta, **v.metadata(m.metadata, f"messages[{i}].metadata")}
+            content, meta = self._redact(m.content, meta)  # before hashing and everything
+            speaker = m.name
+            occurred = m.timestamp or base_time or now
+            if expiry is not None and expiry <= occurred:
+                raise ValidationError(
+                    "expires_at",
+                    f"must be after the message's time {occurred.isoformat()}"
+                    + (f" (messages[{i}])" if len(msgs) > 1 else "")
+                    + f", got {expiry.isoformat()}",
+                )
+            hashed = message_hash(
+                content, agent_id, session_id, kind_.value, speaker or m.role,
+                session_only=session_only,
+            )  # fmt: skip
+            records.append(
+                MemoryRecord(
+                    id=new_id(), user_id=user_id, agent_id=agent_id, session_id=session_id,
+                    kind=kind_, content=content, role=m.role, speaker=speaker,
+                    metadata=meta, created_at=now, updated_at=now,
+                    importance=imp if imp is not None else 0.0,  # estimated below
+                    occurred_at=occurred, source_ids=[m.id or new_id()], content_hash=hashed,
+                    embedding_model=self.embedder.name, session_only=session_only,
+                    pinned=pinned, expires_at=expiry,
+                )
+            )  # fmt: skip
+        if imp is None:
+            # Estimated once every message has passed its checks, so that a rejected call
+            # costs no model request; a text given twice in one call is estimated once.
+            # Outside any transaction: add() calls this before _insert opens one.
+            floor = KIND_IMPORTANCE_FLOOR.get(kind_, 0.0)
+            estimated: dict[str, float] = {}
+            for j, r in enumerate(records):
+                if r.content not in estimated:
+                    value = self.importance.estimate(r.content).value
+                    estimated[r.content] = max(floor, v.importance(value) or 0.0)
+                records[j] = r.model_copy(update={"importance": estimated[r.content]})
+        return records
+
+    def _redact(self, content: str, metadata: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """``content`` and ``metadata`` with :attr:`privacy` applied, the metadata carrying
+        the report (:data:`mnemolayer.privacy.REDACTED_KEY`); unchanged when privacy is
+        off."""
+        if self.privacy is None:
+            return content, metadata
+        text, found = redact_text(content, self.privacy)
+        meta, found_meta = redact_metadata(metadata, self.privacy)
+        return text, with_report(meta, found, found_meta)
+
+    def prepare(
+        self,
+        turns: Sequence[MemoryRecord],
+        now: datetime,
+        given: dict[str, list[ExtractedFact]] | None = None,
+    ) -> list[Pending]:
+        """:meth:`SemanticLayer.prepare` under :attr:`privacy`: the facts (given ones
+        too) redacted, and those about nothing but a redacted value ("likes [CARD]")
+        dropped."""
+        cfg = self.privacy
+        if cfg is not None and given:
+            given = {rid: private_facts(facts, cfg) for rid, facts in given.items()}
+        pending = self.semantic.prepare(turns, now, given)
+        if cfg is None:
+            return pending
+        out: list[Pending] = []
+        for p in pending:
+            facts = private_facts(p.facts, cfg)
+            if facts == p.facts:
+                out.append(p)
+            elif facts:
+                out.append(self.semantic.draft(p.turn, facts, now))
+        return out
+
+    def insert(
+        self,
+        records: list[MemoryRecord],
+        facts: dict[str, list[ExtractedFact]] | None = None,
+    ) -> list[MemoryRecord]:
+        """Extract facts and embed new records (outside the write lock), then insert all
+        in one transaction. ``facts`` gives the facts of some records instead of running
+        the extractor on them (learned feedback)."""
+        if not records:
+            return []
+        self.guard.require()
+        user_id = records[0].user_id
+        existing = self.store.find_by_hash(None, user_id, [r.content_hash for r in records])
+        fresh: dict[str, MemoryRecord] = {}
+        for r in records:
+            if r.content_hash not in existing and r.content_hash not in fresh:
+                fresh[r.content_hash] = r
+        new = list(fresh.values())
+        now = self.clock()
+        # The same words said again later are stored once, but they restate their facts
+        # at the later time (which reopens a fact retracted in between).
+        restated, given = self._restatements(records, existing, facts or {})
+        pending = self.prepare([*new, *restated], now, given)
+        vec_of, terms = self.index(new, pending)
+
+        def write(c: sqlite3.Connection) -> dict[str, MemoryRecord]:
+            stored: dict[str, MemoryRecord] = {}
+            inserted: set[str] = set()
+            done = self.store.insert_many(c, [(r, terms[r.id], vec_of[r.id]) for r in new])
+            for r, ok in zip(new, done, strict=True):
+                if not ok:
+                    # Another writer stored the same content meanwhile: return theirs.
+                    stored.update(self.store.find_by_hash(c, user_id, [r.content_hash]))
+                else:
+                    stored[r.content_hash] = r
+                    inserted.add(r.id)
+            if pending:
+                inserted.update(r.id for r in restated)
+                self.semantic.apply(c, pending, inserted, vec_of, terms, now)
+            return stored
+
+        stored = self.store.transact(write)
+        by_hash = {**existing, **stored}
+        return [self.store.as_stored(by_hash[r.content_hash]) for r in records]
+
+    def index(
+        self, records: list[MemoryRecord], pending: Sequence[Pending]
+    ) -> tuple[dict[str, Any], dict[str, str]]:
+        """Vectors and keyword terms, by record id, for ``records`` and the sentence
+        records drafted in ``pending``: one embedding batch for all; a message's terms
+        include its facts' sentences."""
+        drafts = [d for p in pending for d in p.drafts.values()]
+        both = [*records, *drafts]
+        vectors = embed_records(self.embedder, both)
+        extra = {p.turn.id: p.keyword_text() for p in pending}
+        return (
+            {r.id: vec for r, vec in zip(both, vectors, strict=True)},
+            {r.id: keyword_terms(r, extra.get(r.id, "")) for r in both},
+        )
+
+    @staticmethod
+    def _restatements(
+        records: list[MemoryRecord],
+        existing: dict[str, MemoryRecord],
+        facts: dict[str, list[ExtractedFact]],
+    ) -> tuple[list[MemoryRecord], dict[str, list[ExtractedFact]]]:
+        """Stored messages said again at a later time, as views carrying the new time
+        (for extraction), and the given facts re-keyed to the stored ids."""
+        given = dict(facts)
+        restated: dict[str, MemoryRecord] = {}
+        for r in records:
+            old = existing.get(r.content_hash)
+            if old is None or old.occurred_at is None or r.occurred_at is None:
+                continue
+            if r.id in facts:
+                given[old.id] = facts[r.id]
+            if r.occurred_at > old.occurred_at and old.id not in restated:
+                restated[old.id] = old.model_copy(update={"occurred_at": r.occurred_at})
+        return list(restated.values()), given
+
+    def update(
+        self,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        importance: float | None = None,
+        user_id: str | None = None,
+    ) -> MemoryRecord:
+        """Change a memory's content (re-indexed), metadata (replaced whole) or importance.
+
+        The previous version is kept in :meth:`history` as an ``UPDATE`` event. New
+        content of a message is mined for facts again: the facts only its old words
+        stated are dropped (a fact they had closed is current again), the new words'
+        facts are resolved as if said at the message's time. New content and metadata
+        are redacted as :meth:`add` redacts them (``Memory(privacy=...)``); the
+        ``"_redacted"`` report keeps the part of what is not changed.
+
+        Raises:
+            NotFoundError: no such memory (for ``user_id`` when given).
+            ValidationError: bad values, nothing to change, the new content duplicates
+                another memory in the same scope, or new content for the sentence record
+                of a fact (state the change as a message, or delete the fact's record).
+        """
+        old = get_record(self.store, memory_id, user_id)
+        if content is None and metadata is None and importance is None:
+            raise ValidationError(None, "nothing to update: give content, metadata or importance")
+        changes: dict[str, Any] = {"updated_at": self.clock()}
+        if content is not None:
+            changes["content"] = v.content(content)
+        if metadata is not None:
+            changes["metadata"] = v.metadata(metadata)
+        if self.privacy is not None and (content is not None or metadata is not None):
+            # The report's part of what is not new is carried over from the old record.
+            text, found = (
+                redact_text(changes["content"], self.privacy)
+                if content is not None
+                else (old.content, report_part(old.metadata, "content"))
+            )
+            meta, found_meta = (
+                redact_metadata(changes["metadata"], self.privacy)
+                if metadata is not None
+                else (old.metadata, report_part(old.metadata, "metadata"))
+            )
+            if content is not None:
+                changes["content"] = text
+            changes["metadata"] = with_report(meta, found, found_meta)
+        if content is not None:
+            changes["content_hash"] = message_hash(
+                changes["content"], old.agent_id, old.session_id, old.kind.value,
+                old.speaker or old.role, session_only=old.session_only,
+            )  # fmt: skip
+        if importance is not None:
+            changes["importance"] = v.importance(importance)
+        new = old.model_copy(update=changes)
+        self.guard.require()
+        if content is not None:
+            fact = self.semantic.graph.fact_by_memory_id(old.user_id, old.id)
+            if fact is not None:
+                raise ValidationError(
+                    "content",
+                    f"memory {old.id} is the sentence of fact {fact.id} ({fact.predicate}); "
+                    "add the change as a message (the fact is then superseded) or delete it",
+                )
+        now = changes["updated_at"]
+        pending = self.prepare([new], now) if content is not None else []
+        vec_of, terms = self.index([new], pending) if content is not None else ({}, {})
+
+        def write(c: sqlite3.Connection) -> None:
+            if content is not None:
+                clash = self.store.find_by_hash(c, old.user_id, [new.content_hash])
+                other = clash.get(new.content_hash)
+                if other is not None and other.id != old.id:
+                    raise ValidationError(
+                        "content", f"memory {other.id} already holds this content"
+                    )
+            self.store.update_record(c, new)
+            if content is not None:
+                self.store.replace_index(c, new.id, terms[new.id], vec_of[new.id])
+                # What the old words stated goes; what the new words state comes.
+                self.semantic.forget(c, new.user_id, [new.id], now)
+                if pending:
+                    self.semantic.apply(c, pending, {new.id}, vec_of, terms, now)
+            self.store.add_history(c, new.id, new.user_id, "UPDATE", old, new, now)
+
+        self.store.transact(write)
+        return self.store.as_stored(new)
+
+    def delete(self, memory_id: str, *, user_id: str | None = None) -> None:
+        """Delete one memory from the records and every index; a ``DELETE`` history event
+        stays for audit (until :meth:`delete_all` for its user).
+
+        Raises:
+            NotFoundError: no such memory (for ``user_id`` when given).
+        """
+        old = get_record(self.store, memory_id, user_id)
+
+        now = self.clock()
+
+        def write(c: sqlite3.Connection) -> None:
+            self.store.delete_where(c, "id = ?", [old.id])
+            self.store.add_history(c, old.id, old.user_id, "DELETE", old, None, now)
+            self.semantic.forget(c, old.user_id, [old.id], now)
+
+        self.store.transact(write)
