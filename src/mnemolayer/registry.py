@@ -87,7 +87,7 @@ IMPORTANCE: dict[str, Factory] = {
 }
 #: Session stores by URL scheme (``Memory(sessions=...)``); ``"sqlite"``: the store's file.
 SESSIONS: dict[str, Factory] = {
-    "sqlite": "mnemolayer.layers.working.sqlite_store:SQLiteSessionStore",
+    "sqlite": "mnemolayer.store.sessions:SQLiteSessionStore",
     "redis": "mnemolayer.store.redis_sessions:RedisSessionStore",
     "rediss": "mnemolayer.store.redis_sessions:RedisSessionStore",
     "unix": "mnemolayer.store.redis_sessions:RedisSessionStore",

@@ -14,8 +14,9 @@ import time
 import numpy as np
 import pytest
 
-from mnemolayer.embed import Embedder, chunk_text, embed_long, get_embedder
+from mnemolayer.embed import Embedder, chunk_text, embed_long
 from mnemolayer.errors import EmbedderError
+from mnemolayer.registry import get_embedder
 
 pytestmark = pytest.mark.slow
 

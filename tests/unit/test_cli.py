@@ -15,7 +15,8 @@ from typer.testing import CliRunner, Result
 
 from mnemolayer.cli import app
 from mnemolayer.demo import SAMPLE
-from mnemolayer.embed import EMBEDDERS, HashingEmbedder
+from mnemolayer.embed import HashingEmbedder
+from mnemolayer.registry import EMBEDDERS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 SCRIPT = Path(sys.executable).with_name("mnemolayer")

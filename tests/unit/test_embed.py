@@ -19,8 +19,6 @@ import pytest
 
 import mnemolayer.embed as embed_pkg
 from mnemolayer.embed import (
-    DEFAULT_EMBEDDER,
-    EMBEDDERS,
     CachedEmbedder,
     E5Embedder,
     Embedder,
@@ -29,10 +27,10 @@ from mnemolayer.embed import (
     MiniLMEmbedder,
     chunk_text,
     embed_long,
-    get_embedder,
 )
 from mnemolayer.embed.hashing import hashing_tokens
 from mnemolayer.errors import EmbedderError, ValidationError
+from mnemolayer.registry import DEFAULT_EMBEDDER, EMBEDDERS, get_embedder
 
 # --------------------------------------------------------------------------- hashing
 

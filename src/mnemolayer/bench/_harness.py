@@ -146,7 +146,8 @@ def open_embedder(
     Yields:
         ``(outer, model)``.
     """
-    from mnemolayer.embed import CachedEmbedder, get_embedder
+    from mnemolayer.embed import CachedEmbedder
+    from mnemolayer.registry import get_embedder
 
     model = TimedEmbedder(get_embedder(embedder))
     if cache is False:

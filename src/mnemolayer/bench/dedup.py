@@ -266,7 +266,7 @@ def run_dedup_bench(
             false merges.
     """
     from mnemolayer import __version__
-    from mnemolayer.embed import get_embedder
+    from mnemolayer.registry import get_embedder
 
     data = Path(data_path) if data_path is not None else default_data_path()
     if heldout_path is None and data_path is None and default_data_path("heldout.jsonl").is_file():

@@ -267,7 +267,7 @@ def time_model(name: str, sample: int) -> dict[str, Any] | None:
     """
     if sample <= 0:
         return None
-    from mnemolayer.embed import get_embedder
+    from mnemolayer.registry import get_embedder
 
     model = get_embedder(name)
     data = ScaleData(max(sample, 50), dim=8, seed=1)

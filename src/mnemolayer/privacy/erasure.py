@@ -40,7 +40,6 @@ vectors, and the vector cache.
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -68,6 +67,7 @@ if TYPE_CHECKING:
     from mnemolayer.layers.procedural.strategies import TaskVectors
     from mnemolayer.layers.semantic.apply import SemanticLayer
     from mnemolayer.layers.working.window import SessionStore
+    from mnemolayer.protocols import Txn
     from mnemolayer.retrieval.search import Searcher
     from mnemolayer.store.base import SQLStore
 
@@ -224,7 +224,7 @@ def delete_scope(
     evidence = _Evidence()
     sqlite = erasure.store.dialect == "sqlite"
 
-    def write(c: sqlite3.Connection) -> tuple[int, dict[str, int]]:
+    def write(c: Txn) -> tuple[int, dict[str, int]]:
         if sqlite:
             # Freed pages are zeroed, so deleted text does not linger in the file's free space.
             c.execute("PRAGMA secure_delete = ON")

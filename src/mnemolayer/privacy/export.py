@@ -25,7 +25,6 @@ Versions: 1 (no graph rows), 2 (no session rows, no ``session_only`` field), 3 (
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -57,7 +56,7 @@ from mnemolayer.text.tokens import resolve_encoding
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
     from mnemolayer.layers.working.window import SessionStore
-    from mnemolayer.protocols import Progress
+    from mnemolayer.protocols import Progress, Txn
     from mnemolayer.store.base import SQLStore
     from mnemolayer.store.graph import GraphStore
 
@@ -256,7 +255,7 @@ def import_rows(
         vectors = embed_records(transfer.embedder, part)
         terms = [keyword_terms(r, " ".join(extra.get(r.id, []))) for r in part]
 
-        def write(c: sqlite3.Connection, part=part, vectors=vectors, terms=terms) -> int:
+        def write(c: Txn, part=part, vectors=vectors, terms=terms) -> int:
             done = 0
             for r, t, vec in zip(part, terms, vectors, strict=True):
                 r2 = r.model_copy(update={"embedding_model": transfer.embedder.name})
@@ -270,7 +269,7 @@ def import_rows(
         if progress:
             progress(min(start + 64, total), total)
 
-    def write_graph_and_history(c: sqlite3.Connection) -> None:
+    def write_graph_and_history(c: Txn) -> None:
         for entity in entities:
             transfer.graph.import_entity(c, entity)
         for n, fact in facts:

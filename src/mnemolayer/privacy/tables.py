@@ -5,12 +5,12 @@ rows of a scope, and the keyword-index terms that only the user's records contai
 from __future__ import annotations
 
 import re
-import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from mnemolayer.protocols import Txn
     from mnemolayer.store.base import SQLStore
 
 __all__ = [
@@ -28,7 +28,7 @@ CHUNK = 500
 _TOKEN = re.compile(r"[^\W_]+")
 
 
-def user_tables(c: sqlite3.Connection | None, store: SQLStore) -> list[str]:
+def user_tables(c: Txn | None, store: SQLStore) -> list[str]:
     """Every table of the store's file with a ``user_id`` column, sorted.
 
     Args:
@@ -63,7 +63,7 @@ def ident(name: str) -> str:
 
 
 def scope_counts(
-    c: sqlite3.Connection, tables: Iterable[str], where: str, params: Sequence[Any]
+    c: Txn, tables: Iterable[str], where: str, params: Sequence[Any]
 ) -> dict[str, int]:
     """Rows of the scope: per table with a ``user_id`` column for a whole user (``where``
     is ``"1"``), only ``memories`` for a narrower scope; plus the full-text rows and
@@ -105,7 +105,7 @@ def candidate_terms(texts: Iterable[str]) -> set[str]:
     return out
 
 
-def unique_terms(c: sqlite3.Connection, rowids: set[int], dialect: str) -> set[str]:
+def unique_terms(c: Txn, rowids: set[int], dialect: str) -> set[str]:
     """Terms of the full-text index that occur only in ``rowids``' rows."""
     if not rowids:
         return set()
@@ -180,7 +180,7 @@ def pg_vocab_count(rows: Any, terms: Sequence[str]) -> int:
     )
 
 
-def vocab_count(c: sqlite3.Connection, terms: set[str], dialect: str) -> int:
+def vocab_count(c: Txn, terms: set[str], dialect: str) -> int:
     if dialect == "postgres":
         return pg_vocab_count(lambda sql, p: c.execute(sql, p).fetchall(), sorted(terms))
     found = 0

@@ -4,7 +4,6 @@ cites yet (:meth:`Reindexer.extract_facts`)."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable
 from datetime import datetime
 
@@ -14,7 +13,7 @@ from mnemolayer.errors import ValidationError
 from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.layers.episodic.write import EpisodicWriter
 from mnemolayer.layers.semantic.apply import SemanticLayer
-from mnemolayer.protocols import Progress
+from mnemolayer.protocols import Progress, Txn
 from mnemolayer.retrieval.index import embed_records, keyword_terms
 from mnemolayer.store.base import SQLStore
 
@@ -68,7 +67,7 @@ class Reindexer:
             vectors = embed_records(self.embedder, recs)
             extra = self.store.fact_sentences(part)
 
-            def write(c: sqlite3.Connection, recs=recs, vectors=vectors, extra=extra) -> None:
+            def write(c: Txn, recs=recs, vectors=vectors, extra=extra) -> None:
                 for r, vec in zip(recs, vectors, strict=True):
                     self.store.replace_index(c, r.id, keyword_terms(r, extra.get(r.id, "")), vec)
                     self.store.update_record(
@@ -118,9 +117,7 @@ class Reindexer:
             pending = self.writer.prepare(turns, now)
             vec_of, terms = self.writer.index([], pending)  # the messages keep their vectors
 
-            def write(
-                c: sqlite3.Connection, pending=pending, vec_of=vec_of, terms=terms, now=now
-            ) -> int:
+            def write(c: Txn, pending=pending, vec_of=vec_of, terms=terms, now=now) -> int:
                 facts = self.semantic.apply(
                     c, pending, {p.turn.id for p in pending}, vec_of, terms, now
                 )

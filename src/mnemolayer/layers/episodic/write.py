@@ -10,7 +10,11 @@ through its :meth:`EpisodicWriter.records` and :meth:`EpisodicWriter.insert`.
 
 from __future__ import annotations
 
-import sqlite3
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mnemolayer.protocols import Txn
+
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -276,7 +280,7 @@ class EpisodicWriter:
         pending = self.prepare([*new, *restated], now, given)
         vec_of, terms = self.index(new, pending)
 
-        def write(c: sqlite3.Connection) -> dict[str, MemoryRecord]:
+        def write(c: Txn) -> dict[str, MemoryRecord]:
             stored: dict[str, MemoryRecord] = {}
             inserted: set[str] = set()
             done = self.store.insert_many(c, [(r, terms[r.id], vec_of[r.id]) for r in new])
@@ -399,7 +403,7 @@ class EpisodicWriter:
         pending = self.prepare([new], now) if content is not None else []
         vec_of, terms = self.index([new], pending) if content is not None else ({}, {})
 
-        def write(c: sqlite3.Connection) -> None:
+        def write(c: Txn) -> None:
             if content is not None:
                 clash = self.store.find_by_hash(c, old.user_id, [new.content_hash])
                 other = clash.get(new.content_hash)
@@ -430,7 +434,7 @@ class EpisodicWriter:
 
         now = self.clock()
 
-        def write(c: sqlite3.Connection) -> None:
+        def write(c: Txn) -> None:
             self.store.delete_where(c, "id = ?", [old.id])
             self.store.add_history(c, old.id, old.user_id, "DELETE", old, None, now)
             self.semantic.forget(c, old.user_id, [old.id], now)

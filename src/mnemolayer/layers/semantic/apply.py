@@ -16,8 +16,12 @@ nothing is deleted.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mnemolayer.protocols import Txn
+
 import logging
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -155,7 +159,7 @@ class SemanticLayer:
 
     def apply(
         self,
-        c: sqlite3.Connection,
+        c: Txn,
         pending: Sequence[Pending],
         inserted: set[str],
         vectors: dict[str, np.ndarray],
@@ -204,7 +208,7 @@ class SemanticLayer:
         return added_all
 
     def sync_record(
-        self, c: sqlite3.Connection, fact: Fact, *, retracted_by: str | None, now: datetime
+        self, c: Txn, fact: Fact, *, retracted_by: str | None, now: datetime
     ) -> MemoryRecord | None:
         """Make a fact's sentence record carry the fact's validity: ``valid_from``,
         ``valid_to`` and ``superseded_by`` (the superseding fact's record; for a closed
@@ -222,9 +226,7 @@ class SemanticLayer:
             superseded_by=superseded_by, at=now,
         )  # fmt: skip
 
-    def forget(
-        self, c: sqlite3.Connection, user_id: str, memory_ids: Sequence[str], now: datetime
-    ) -> list[str]:
+    def forget(self, c: Txn, user_id: str, memory_ids: Sequence[str], now: datetime) -> list[str]:
         """After ``memory_ids`` were deleted (inside ``c``'s transaction): drop them from
         facts' provenance, delete facts left without any source together with their
         records, and delete the facts whose own records were deleted.

@@ -27,7 +27,6 @@ second summary of the later turns only.
 from __future__ import annotations
 
 import builtins
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -54,6 +53,7 @@ if TYPE_CHECKING:
     from mnemolayer.layers.semantic.apply import SemanticLayer
     from mnemolayer.layers.working.window import SessionInfo, SessionStore
     from mnemolayer.privacy.redact import RedactionConfig
+    from mnemolayer.protocols import Txn
     from mnemolayer.store.base import SQLStore
 
 __all__ = [
@@ -388,7 +388,7 @@ class Sessions:
             params.append(agent_id)
         now = self.clock()
 
-        def write(c: sqlite3.Connection) -> int:
+        def write(c: Txn) -> int:
             gone = self.store.delete_where(c, where, params)
             for _rowid, mid, uid in gone:
                 # No content in the event: a temporary memory does not outlive its session.

@@ -32,7 +32,6 @@ from mnemolayer import _validate as v
 from mnemolayer.errors import NotFoundError, ValidationError
 from mnemolayer.extract.summarize import summarize
 from mnemolayer.layers.working.compact import evict, fold
-from mnemolayer.layers.working.sqlite_store import SQLiteSessionStore
 from mnemolayer.layers.working.state import (
     COMPACTION_SLACK,
     MAX_BUDGET_TOKENS,
@@ -51,6 +50,7 @@ from mnemolayer.layers.working.state import (
 )
 from mnemolayer.models import MemoryRecord, new_id
 from mnemolayer.privacy.redact import redact
+from mnemolayer.store.sessions import SQLiteSessionStore
 from mnemolayer.text.tokens import (
     MESSAGE_OVERHEAD_TOKENS,
     REPLY_PRIMER_TOKENS,

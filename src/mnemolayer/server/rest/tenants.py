@@ -6,11 +6,10 @@ import threading
 from pathlib import Path
 
 from mnemolayer.crypto import env_requests_encryption
-from mnemolayer.embed import get_embedder
 from mnemolayer.embed.base import Embedder
 from mnemolayer.extract.base import Extractor
 from mnemolayer.memory import Memory
-from mnemolayer.registry import get_extractor
+from mnemolayer.registry import get_embedder, get_extractor
 from mnemolayer.server.rest.settings import DEFAULT_TENANT, ServerSettings, check_tenant
 
 __all__ = ["TenantPool"]
