@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bench.scale import ScaleData
 from mnemolayer import Memory
-from mnemolayer.bench.scale import ScaleData
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.errors import ValidationError
 from mnemolayer.retrieval.ann import (

@@ -1,5 +1,5 @@
 """The issue's bar: a simulated agent life of 180 days for 3 users with weekly
-maintenance (:mod:`mnemolayer.bench.lifesim`; fake clock, real SQLite, the hashing
+maintenance (:mod:`bench.lifesim`; fake clock, real SQLite, the hashing
 embedder and the rule extractor). The store stays bounded, every pinned memory and every
 current preference is still recalled at day 180, superseded and expired ones are not.
 
@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.lifesim import BOUNDED, COMPACT, START, USERS, Simulation, simulate
 from mnemolayer import Memory, NotFoundError
-from mnemolayer.bench.lifesim import BOUNDED, COMPACT, START, USERS, Simulation, simulate
 from mnemolayer.lifecycle import FakeClock, LifecycleConfig
 
 pytestmark = pytest.mark.timeout(180)

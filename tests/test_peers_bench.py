@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from mnemolayer.demo import SAMPLE
+from mnemolayer.cli.demo import SAMPLE
 from mnemolayer.embed import HashingEmbedder
 from mnemolayer.models import Message
 

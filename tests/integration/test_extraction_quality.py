@@ -1,7 +1,7 @@
 """The rule extractor on the labelled gold sets: the issue's extraction-quality bar.
 
 Precision ≥ 0.85 and recall ≥ 0.70 per language, under the matching rule of
-:mod:`mnemolayer.semantic.evaluate`. On failure the message lists the worst kinds and a
+:mod:`bench.extraction`. On failure the message lists the worst kinds and a
 sample of the false positives and negatives. The same figures, with a table per kind:
 ``mnemolayer bench extraction``.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemolayer.semantic.evaluate import ExtractionScores, evaluate, load_gold
+from bench.extraction import ExtractionScores, evaluate, load_gold
 from mnemolayer.semantic.types import Extractor
 
 rules = pytest.importorskip(

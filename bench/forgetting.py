@@ -10,7 +10,7 @@ a turn is forgotten when :func:`mnemolayer.lifecycle.retention.forgetting_action
 how the default floor was chosen (see
 :attr:`mnemolayer.lifecycle.LifecycleConfig.forget_below_importance`).
 
-Run: ``python -m mnemolayer.bench.forgetting --data ../shared/data/locomo/locomo_dev.json``.
+Run: ``python -m bench.forgetting --data ../shared/data/locomo/locomo_dev.json``.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ..lifecycle.api import write_importance
-from ..lifecycle.config import LifecycleConfig
-from ..lifecycle.retention import RetentionInput, forgetting_action
-from ..models import MemoryKind
+from mnemolayer.lifecycle.api import write_importance
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.retention import RetentionInput, forgetting_action
+from mnemolayer.models import MemoryKind
+
 from .locomo import (
     SCORED_CATEGORIES,
     _sessions,
@@ -99,9 +100,9 @@ def forgetting_impact(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry: ``python -m mnemolayer.bench.forgetting``."""
+    """Command-line entry: ``python -m bench.forgetting``."""
     parser = argparse.ArgumentParser(
-        prog="python -m mnemolayer.bench.forgetting", description=__doc__.split("\n")[0]
+        prog="python -m bench.forgetting", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--data", required=True, help="a LoCoMo JSON file")
     args = parser.parse_args(argv)

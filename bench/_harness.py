@@ -26,10 +26,11 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from ..config import RetrievalConfig
-from ..embed.base import Embedder, EmbedKind
-from ..models import Hit, MemoryRecord, Message
-from ..semantic.types import Extraction, Extractor
+from mnemolayer.config import RetrievalConfig
+from mnemolayer.embed.base import Embedder, EmbedKind
+from mnemolayer.models import Hit, MemoryRecord, Message
+from mnemolayer.semantic.types import Extraction, Extractor
+
 from .metrics import percentiles
 
 CachePath = bool | str | os.PathLike[str]
@@ -91,7 +92,7 @@ class TimedExtractor:
 
 def timed_extractor(name: str | None) -> TimedExtractor | None:
     """The named extractor (``"rules"``, ``"llm"``; ``None``/``"none"`` → none), timed."""
-    from ..semantic.extractors import get_extractor
+    from mnemolayer.semantic.extractors import get_extractor
 
     inner = get_extractor(name)
     return TimedExtractor(inner) if inner is not None else None
@@ -146,7 +147,7 @@ def open_embedder(
     Yields:
         ``(outer, model)``.
     """
-    from ..embed import CachedEmbedder, get_embedder
+    from mnemolayer.embed import CachedEmbedder, get_embedder
 
     model = TimedEmbedder(get_embedder(embedder))
     if cache is False:
@@ -214,7 +215,7 @@ def config_block(
     **extra: Any,
 ) -> dict[str, Any]:
     """The JSON ``config`` block that makes a result reproducible and comparable."""
-    from .. import __version__
+    from mnemolayer import __version__
 
     return {
         "benchmark": benchmark,

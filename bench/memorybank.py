@@ -6,7 +6,7 @@ English, and probing questions per user. The gold file (``gold_dev.jsonl``, see
 ``GOLD_README.md`` beside the data) names the (date, pair) that answer each probe. Each
 (query, response) pair becomes one memory; each probe is searched in its user's store.
 
-Run: ``mnemolayer bench memorybank --bank memory_bank_cn_dev.json --gold gold_dev.jsonl
+Run: ``python -m bench memorybank --bank memory_bank_cn_dev.json --gold gold_dev.jsonl
 --lang zh``.
 """
 
@@ -21,9 +21,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from ..config import RetrievalConfig
-from ..embed.base import Embedder
-from ..models import Message
+from mnemolayer.config import RetrievalConfig
+from mnemolayer.embed.base import Embedder
+from mnemolayer.models import Message
+
 from . import _harness
 from .metrics import aggregate, question_scores
 
@@ -280,7 +281,7 @@ def run_memorybank(
     Raises:
         ValueError: a gold user is missing from the memory bank, or ``lang`` is invalid.
     """
-    from ..memory import Memory
+    from mnemolayer.memory import Memory
 
     bank_file = resolve_bank_path(bank_path, lang, gold_path)
     bank = load_bank(bank_file)

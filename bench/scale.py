@@ -1,4 +1,4 @@
-"""``mnemolayer bench scale``: add throughput, search latency, disk and memory at 10k–1M
+"""``python -m bench scale``: add throughput, search latency, disk and memory at 10k–1M
 memories, with the embedder out of the timed loop.
 
 Memories are synthetic but structured so that nearest neighbours mean something (and
@@ -41,8 +41,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..errors import ValidationError
-from ..retrieval.ann import AnnConfig, UserAnn, ann_candidates, record_sims
+from mnemolayer.errors import ValidationError
+from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates, record_sims
+
 from ._harness import make_progress, workspace, write_json
 from .metrics import percentiles
 
@@ -151,7 +152,7 @@ class StagedEmbedder:
         self.seconds = 0.0
 
     def embed(self, texts: Sequence[str], kind: str = "document") -> np.ndarray:
-        from ..errors import EmbedderError
+        from mnemolayer.errors import EmbedderError
 
         start = time.perf_counter()
         pattern, table = (_QUERY_ID, self.queries) if kind == "query" else (_DOC_ID, self.docs)
@@ -184,7 +185,7 @@ def open_backend(
     """
     if backend not in BACKENDS:
         raise ValidationError("backend", f"expected one of {list(BACKENDS)}, got {backend!r}")
-    from ..memory import Memory
+    from mnemolayer.memory import Memory
 
     if backend == "postgres":
         return _open_postgres(workdir, embedder, extractor)
@@ -208,7 +209,7 @@ def _open_postgres(
 ) -> tuple[Any, Callable[[], int], Callable[[], None]]:
     from urllib.parse import urlsplit, urlunsplit
 
-    from ..memory import Memory
+    from mnemolayer.memory import Memory
 
     server = None
     admin = os.environ.get(PG_URL_ENV)
@@ -267,7 +268,7 @@ def time_model(name: str, sample: int) -> dict[str, Any] | None:
     """
     if sample <= 0:
         return None
-    from ..embed import get_embedder
+    from mnemolayer.embed import get_embedder
 
     model = get_embedder(name)
     data = ScaleData(max(sample, 50), dim=8, seed=1)
@@ -697,7 +698,7 @@ def plot_scale(
     right.set_ylabel("add, records/s (excl. embedder)")
     right.grid(axis="y", alpha=0.3)
     backend = runs[0]["config"]["backend"]
-    fig.suptitle(f"mnemolayer bench scale — {backend}", fontsize=10)
+    fig.suptitle(f"bench scale — {backend}", fontsize=10)
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -707,8 +708,8 @@ def plot_scale(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m mnemolayer.bench.scale RESULT.json ... [--plot PNG]``: print saved
-    results (``mnemolayer bench scale --out``) and chart them together."""
+    """``python -m bench.scale RESULT.json ... [--plot PNG]``: print saved
+    results (``python -m bench scale --out``) and chart them together."""
     import argparse
     import json
 

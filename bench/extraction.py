@@ -48,9 +48,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from ..errors import ValidationError
-from .predicates import PREDICATES
-from .types import ExtractedFact, Extractor
+from mnemolayer.errors import ValidationError
+from mnemolayer.semantic.predicates import PREDICATES
+from mnemolayer.semantic.types import ExtractedFact, Extractor
 
 __all__ = [
     "KINDS",
@@ -146,7 +146,7 @@ class _FactLike(Protocol):
 def default_data_dir() -> Path | None:
     """The gold set's directory in a source checkout (``<repo>/tests/data/extraction``),
     or ``None`` when mnemolayer runs from an installed package without its tests."""
-    candidate = Path(__file__).resolve().parents[3] / "tests" / "data" / "extraction"
+    candidate = Path(__file__).resolve().parents[1] / "tests" / "data" / "extraction"
     return candidate if candidate.is_dir() else None
 
 
