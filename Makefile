@@ -43,9 +43,10 @@ demo: $(CORE)
 test: $(DEV)
 	$(BIN)/python -m pytest --durations=15
 
-# Quick tests: neither `slow` nor `e2e` (server processes, browsers).
+# Quick tests: not `slow`, not `e2e` (server processes, browsers), not `postgres` (the
+# contract suite's second run), property tests at 20 examples (test_properties.py).
 test-fast: $(DEV)
-	$(BIN)/python -m pytest -q -m "not slow and not e2e"
+	MNEMOLAYER_HYPOTHESIS_PROFILE=quick $(BIN)/python -m pytest -q -m "not slow and not e2e and not postgres"
 
 lint: $(DEV)
 	$(BIN)/ruff format --check $(LINTED)

@@ -123,14 +123,17 @@ def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``e2e`` on the tests that start a server process or a browser (``tests/server``,
-    ``tests/ui``), so that ``make check`` can leave them to ``make test``; and the slow
-    tests noted for :func:`pytest_runtest_logstart`."""
+    ``tests/ui``) and ``postgres`` on those that use PostgreSQL, so that ``make check``
+    can leave them to ``make test``; and the slow tests noted for
+    :func:`pytest_runtest_logstart`."""
     _CONFIG[:] = [config]
     here = Path(__file__).resolve().parent
     e2e = {here / "server", here / "ui"}
     for item in items:
         if item.path.resolve().parent in e2e:
             item.add_marker(pytest.mark.e2e)
+        if "_pg_admin" in getattr(item, "fixturenames", ()):  # PostgreSQL, not a contract run
+            item.add_marker(pytest.mark.postgres)
         if item.get_closest_marker("slow") is not None:
             _SLOW.add(item.nodeid)
 
@@ -267,8 +270,9 @@ _PG_TEMPLATE = "mnemolayer_contract_template"
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store_backend" in metafunc.fixturenames:
         only = metafunc.definition.get_closest_marker("sqlite_only")
+        postgres = pytest.param("postgres", marks=pytest.mark.postgres)
         metafunc.parametrize(
-            "store_backend", ["sqlite"] if only else ["sqlite", "postgres"], indirect=True
+            "store_backend", ["sqlite"] if only else ["sqlite", postgres], indirect=True
         )
 
 

@@ -27,7 +27,8 @@ from bench.lifesim import BOUNDED, COMPACT, START, USERS, Simulation, simulate
 from mnemolayer import Memory, NotFoundError
 from mnemolayer.lifecycle import FakeClock, LifecycleConfig
 
-pytestmark = pytest.mark.timeout(180)
+# Two 180-day lives: about 20 s of simulation on two idle cores.
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
 Life = tuple[Memory, Simulation]
 

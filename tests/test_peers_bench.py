@@ -23,6 +23,8 @@ from mnemolayer.models import Message
 
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "peers" / "mem0_vs_mnemolayer.py"
 
+pytestmark = pytest.mark.slow  # the whole comparison on the sample: about 15 s
+
 
 @pytest.fixture(scope="module")
 def peers() -> ModuleType:

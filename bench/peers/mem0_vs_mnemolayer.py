@@ -63,7 +63,13 @@ from mnemolayer.lifecycle.clock import FakeClock
 from mnemolayer.models import MemoryRecord, Message
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+#: LoCoMo dev: $MNEMOLAYER_LOCOMO, else under $MNEMOLAYER_DATA_DIR, else ../shared/data.
+DEFAULT_DATA = Path(
+    os.environ.get("MNEMOLAYER_LOCOMO")
+    or Path(os.environ.get("MNEMOLAYER_DATA_DIR") or REPO.parent / "shared" / "data")
+    / "locomo"
+    / "locomo_dev.json"
+)
 DEFAULT_OUT = REPO / "results" / "peers" / "mem0_vs_mnemolayer.json"
 DEFAULT_PLOT = REPO / "docs" / "bench" / "peers.png"
 
