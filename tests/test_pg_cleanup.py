@@ -78,7 +78,8 @@ def test_no_postgres_is_left_after_pytest_is_stopped(tmp_path: Path, signum: int
     }
     child = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "conftest", "-q", "-p", "no:cacheprovider",
-         "--rootdir", str(tmp_path), str(tmp_path / "test_tiny.py")],
+         "--rootdir", str(tmp_path), "--basetemp", str(tmp_path / "run"),
+         str(tmp_path / "test_tiny.py")],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
