@@ -28,8 +28,8 @@ from rich.progress import (
 
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.embed.base import Embedder, EmbedKind
+from mnemolayer.extract.base import Extraction, Extractor
 from mnemolayer.models import Hit, MemoryRecord, Message
-from mnemolayer.semantic.types import Extraction, Extractor
 
 from .metrics import percentiles
 
@@ -68,7 +68,7 @@ class TimedEmbedder:
 
 
 class TimedExtractor:
-    """An :class:`~mnemolayer.semantic.Extractor` that forwards to ``inner`` and records
+    """An :class:`~mnemolayer.extract.Extractor` that forwards to ``inner`` and records
     the milliseconds of each call (the extraction's own share of an add).
 
     Attributes:
@@ -92,7 +92,7 @@ class TimedExtractor:
 
 def timed_extractor(name: str | None) -> TimedExtractor | None:
     """The named extractor (``"rules"``, ``"llm"``; ``None``/``"none"`` → none), timed."""
-    from mnemolayer.semantic.extractors import get_extractor
+    from mnemolayer.registry import get_extractor
 
     inner = get_extractor(name)
     return TimedExtractor(inner) if inner is not None else None

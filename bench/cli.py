@@ -346,7 +346,7 @@ def extraction(
     ] = False,
 ) -> None:
     """Fact extraction: precision, recall and F1 of the rule extractor on the gold set."""
-    from mnemolayer.semantic.rules import RuleExtractor
+    from mnemolayer.extract.rules.extractor import RuleExtractor
 
     from .extraction import default_data_dir, evaluate, load_gold
 

@@ -1,7 +1,7 @@
 """Context benchmark on LoCoMo: does a token-budgeted context hold each question's evidence?
 
 For every LoCoMo question (categories 1-4 scored; 5, adversarial, reported apart) the
-context is assembled with :func:`mnemolayer.context.build_context` under ``budget_tokens``
+context is assembled with :func:`mnemolayer.context.assemble.build_context` under ``budget_tokens``
 and checked for the question's gold evidence turns, matched by their ``dia_id``
 metadata. Per question:
 
@@ -165,7 +165,7 @@ def run_context_bench(
         ``max_tokens``); ``counts``; ``latency`` (context assembly milliseconds,
         p50/p95); ``details`` per question.
     """
-    from mnemolayer.context import build_context
+    from mnemolayer.context.assemble import build_context
     from mnemolayer.memory import Memory
 
     from .metrics import percentiles

@@ -49,8 +49,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mnemolayer.errors import ValidationError
-from mnemolayer.semantic.predicates import PREDICATES
-from mnemolayer.semantic.types import ExtractedFact, Extractor
+from mnemolayer.extract.base import ExtractedFact, Extractor
+from mnemolayer.extract.predicates import PREDICATES
 
 __all__ = [
     "KINDS",
@@ -88,7 +88,7 @@ class GoldFact:
     Attributes:
         subject: ``"user"`` for the speaking user without a name, the speaker's name, or a
             third party's name.
-        predicate: a key of :data:`~mnemolayer.semantic.predicates.PREDICATES`.
+        predicate: a key of :data:`~mnemolayer.extract.predicates.PREDICATES`.
         object: the minimal object phrase, in the message's language.
         negated: the message retracts the fact ("no longer", "不再").
         date: the day the event happens or happened, or ``None`` when the message gives
@@ -126,7 +126,7 @@ class GoldExample:
 
 class _FactLike(Protocol):
     """What :func:`match_fact` reads: :class:`GoldFact` and
-    :class:`~mnemolayer.semantic.types.ExtractedFact` both qualify."""
+    :class:`~mnemolayer.extract.base.ExtractedFact` both qualify."""
 
     @property
     def subject(self) -> str: ...
@@ -323,7 +323,7 @@ def match_fact(pred: _FactLike, gold: _FactLike) -> bool:
     """Whether a predicted fact counts as the gold fact (the rule in the module docstring).
 
     Args:
-        pred: a predicted fact (:class:`~mnemolayer.semantic.types.ExtractedFact`, or any
+        pred: a predicted fact (:class:`~mnemolayer.extract.base.ExtractedFact`, or any
             object with ``subject``, ``predicate``, ``object``, ``negated``, ``date``).
         gold: the gold fact (:class:`GoldFact`).
 
@@ -506,7 +506,7 @@ def evaluate(
     prediction and each gold fact used at most once per message.
 
     Args:
-        extractor: any :class:`~mnemolayer.semantic.types.Extractor`.
+        extractor: any :class:`~mnemolayer.extract.base.Extractor`.
         examples: the gold examples (from :func:`load_gold`).
         warm_up: extract the first message once, untimed and unscored, before timing, so
             lazy model and dictionary loading does not count as per-message time.

@@ -2,9 +2,9 @@
 the end of each conversation, and how many questions would lose all their evidence.
 
 No store and no embedder: each turn gets the importance ``Memory.add`` would give it
-(:func:`mnemolayer.lifecycle.api.write_importance`) and its retention at the time of the
-conversation's last turn (:func:`mnemolayer.lifecycle.retention.retention`, no accesses);
-a turn is forgotten when :func:`mnemolayer.lifecycle.retention.forgetting_action` says so
+(:func:`mnemolayer.lifecycle.states.write_importance`) and its retention at the time of the
+conversation's last turn (:func:`mnemolayer.lifecycle.decay.retention`, no accesses);
+a turn is forgotten when :func:`mnemolayer.lifecycle.decay.forgetting_action` says so
 (retention below ``archive_threshold`` and importance below the floor,
 ``LifecycleConfig.forget_below_importance``), evaluated here at several floors. This is
 how the default floor was chosen (see
@@ -22,9 +22,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from mnemolayer.lifecycle.api import write_importance
 from mnemolayer.lifecycle.config import LifecycleConfig
-from mnemolayer.lifecycle.retention import RetentionInput, forgetting_action
+from mnemolayer.lifecycle.decay import RetentionInput, forgetting_action
+from mnemolayer.lifecycle.states import write_importance
 from mnemolayer.models import MemoryKind
 
 from .locomo import (

@@ -42,8 +42,8 @@ from typing import Any, TextIO
 
 from mnemolayer import Memory
 from mnemolayer.config import LLMSettings, settings_from_env
-from mnemolayer.context import Context
-from mnemolayer.working import WorkingMemory
+from mnemolayer.context.assemble import Context
+from mnemolayer.layers.working.window import WorkingMemory
 
 SYSTEM_PROMPT = (
     "You are a helpful assistant with long-term memory. Use what you remember about the "

@@ -429,7 +429,7 @@ def _pg_admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
     try:
         import psycopg
 
-        from mnemolayer.store.postgres import PostgresStore
+        from mnemolayer.store.postgres.store import PostgresStore
 
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {_PG_TEMPLATE} WITH (FORCE)")

@@ -69,7 +69,7 @@ def raw_rows(db: object, sql: str, params: tuple[object, ...] = ()) -> list[tupl
     if is_postgres(text):
         import psycopg
 
-        from mnemolayer.store.pgsql import translate
+        from mnemolayer.store.postgres.translate import translate
 
         with psycopg.connect(text) as conn:
             return [tuple(r) for r in conn.execute(translate(sql), list(params)).fetchall()]

@@ -19,7 +19,7 @@ import pytest
 
 from helpers import all_records
 from mnemolayer import Memory
-from mnemolayer.store.sqlite import SQLiteStore
+from mnemolayer.store.sqlite.store import SQLiteStore
 
 SHARED = "the fact everyone adds at once"
 # Threads and processes writing one store at once: seconds per test.

@@ -14,9 +14,15 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from mnemolayer import Memory
-from mnemolayer.context import SECTIONS, Context, ContextAPI, ContextTemplate, build_context
+from mnemolayer.context.assemble import (
+    SECTIONS,
+    Context,
+    ContextAPI,
+    ContextTemplate,
+    build_context,
+)
 from mnemolayer.errors import ValidationError
-from mnemolayer.tokens import get_token_counter
+from mnemolayer.text.tokens import get_token_counter
 
 COUNTER = get_token_counter()
 QUERY = "what should I cook tonight?"
@@ -370,7 +376,7 @@ def test_without_day_lines_each_episode_cites_its_time(filled: Memory) -> None:
 
 
 def test_condense_keeps_the_sentences_that_share_a_word_with_the_query() -> None:
-    from mnemolayer._condense import condense, sentences
+    from mnemolayer.context.condense import condense, sentences
 
     text = 'Hi Mel! "I joined a choir." It meets on Tuesdays. 我喜欢唱歌。你呢？ Bye (for now).'
     assert sentences(text) == [

@@ -37,8 +37,8 @@ import pytest
 from helpers import raw_rows
 from mnemolayer import Memory
 from mnemolayer.errors import StoreError
-from mnemolayer.semantic.rules import RuleExtractor
-from mnemolayer.store.connection import SQLiteConnection
+from mnemolayer.extract.rules.extractor import RuleExtractor
+from mnemolayer.store.sqlite.engine import SQLiteConnection
 
 KILLS, MID_TRANSACTION, MAX_KILLS = 24, 4, 60
 USER = "u"

@@ -21,8 +21,8 @@ from typer.testing import CliRunner
 from helpers import integrity_check, is_postgres, raw_rows, table_names
 from mnemolayer import Memory, ValidationError
 from mnemolayer.cli import app
-from mnemolayer.deletion import DeletionReceipt, check_remaining, user_tables
-from mnemolayer.working import SQLiteSessionStore
+from mnemolayer.layers.working.window import SQLiteSessionStore
+from mnemolayer.privacy.erasure import DeletionReceipt, check_remaining, user_tables
 
 USER = "zed-7f3a"
 OTHER = "bob"

@@ -16,7 +16,7 @@ from mnemolayer import Memory
 from mnemolayer.crypto import EncryptionConfig
 from mnemolayer.retrieval.bm25 import bm25_scores
 from mnemolayer.retrieval.search import active_where
-from mnemolayer.textproc import USER_TAG_LEN, fts_match_expression, tag_terms, user_term_tag
+from mnemolayer.text.terms import USER_TAG_LEN, fts_match_expression, tag_terms, user_term_tag
 
 USERS = ["alice", "ünïcødé", "用户甲", "a b", "x" * 256, "emoji \U0001f600"]
 

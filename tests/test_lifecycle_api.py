@@ -21,7 +21,7 @@ from helpers import is_postgres
 from mnemolayer import AsyncMemory, Memory, NotFoundError, ValidationError
 from mnemolayer.cli import app
 from mnemolayer.lifecycle import LifecycleConfig, RetentionInput, forgetting_action, retention
-from mnemolayer.lifecycle.retention import retention_many
+from mnemolayer.lifecycle.decay import retention_many
 from mnemolayer.models import MemoryKind, new_id
 
 GREETING = "hi"

@@ -32,8 +32,8 @@ from mcp_types import CallToolResult, TextContent
 
 from mnemolayer import Memory, MemoryKind
 from mnemolayer.errors import ValidationError
-from mnemolayer.mcpserver import UserScope, build_server
-from mnemolayer.mcpserver._tools import Kind
+from mnemolayer.server.mcp import UserScope, build_server
+from mnemolayer.server.mcp._tools import Kind
 
 # MCP servers in subprocesses (stdio and streamable HTTP) and clients talking to them.
 pytestmark = pytest.mark.e2e

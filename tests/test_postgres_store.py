@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from mnemolayer import Memory, StoreError, ValidationError
-from mnemolayer.store.postgres import PostgresStore, redact_url
+from mnemolayer.store.postgres.store import PostgresStore, redact_url
 
 
 def _with_query(url: str, extra: str) -> str:

@@ -22,7 +22,7 @@ from mnemolayer import Memory
 from mnemolayer.cli import app
 from mnemolayer.errors import ValidationError
 from mnemolayer.privacy import REDACTED_KEY, RedactionConfig, resolve_privacy
-from mnemolayer.tokens import TokenCounter
+from mnemolayer.text.tokens import TokenCounter
 
 # One value of each type, as a person writes it, and the pieces of it that must not be
 # stored when it is redacted or masked (a mask keeps the last four characters). Pieces are
@@ -493,8 +493,8 @@ def test_cli_privacy_option_and_environment(tmp_path: Path) -> None:
 
 def test_server_settings_carry_the_privacy_setting(tmp_path: Path) -> None:
     pytest.importorskip("fastapi")
-    from mnemolayer.server.settings import ServerSettings
-    from mnemolayer.server.tenants import TenantPool
+    from mnemolayer.server.rest.settings import ServerSettings
+    from mnemolayer.server.rest.tenants import TenantPool
 
     settings = ServerSettings(db=str(tmp_path / "m.db"), embedder="hashing",
                               privacy="email=redact")  # fmt: skip

@@ -19,14 +19,14 @@ from mnemolayer import Memory
 from mnemolayer.cli import app
 from mnemolayer.cli import procedural_commands as _registers_strategies  # noqa: F401
 from mnemolayer.errors import ValidationError
-from mnemolayer.models import MemoryKind
-from mnemolayer.procedural import (
+from mnemolayer.layers.procedural.strategies import (
     Insight,
     ProceduralConfig,
     StrategyStats,
     average_linkage,
     normalize_strategy,
 )
+from mnemolayer.models import MemoryKind
 
 DEPLOY = "deploy the web app"
 DEPLOY_LIKE = "deploy the web app to staging"

@@ -1,4 +1,4 @@
-"""RedisSessionStore (mnemolayer.redis_sessions) on the real Redis: documents round-trip
+"""RedisSessionStore (mnemolayer.store.redis_sessions) on the real Redis: documents round-trip
 exactly, ids cannot collide or glob, indexes, TTLs, atomic saves under threads, errors,
 and two hosts sharing one window. The working-memory behaviour on top of it is tested on
 both backends in test_working.py (the ``sessions`` fixture)."""
@@ -19,8 +19,8 @@ import pytest
 
 from mnemolayer import Memory
 from mnemolayer.errors import StoreError, ValidationError
-from mnemolayer.redis_sessions import RedisSessionStore
-from mnemolayer.working import SessionStore, WindowState, WorkingMessage, working
+from mnemolayer.layers.working.window import SessionStore, WindowState, WorkingMessage, working
+from mnemolayer.store.redis_sessions import RedisSessionStore
 
 
 @pytest.fixture

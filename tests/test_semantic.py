@@ -12,7 +12,7 @@ import pytest
 
 from mnemolayer import AsyncMemory, Memory
 from mnemolayer.errors import NotFoundError, ValidationError
-from mnemolayer.semantic.types import SELF, ExtractedFact, Extraction
+from mnemolayer.extract.base import SELF, ExtractedFact, Extraction
 
 
 @pytest.fixture

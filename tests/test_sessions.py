@@ -1,4 +1,4 @@
-"""Session lifecycle (mnemolayer.session_api): session-only memories, ``end_session`` (window
+"""Session lifecycle (mnemolayer.layers.working.sessions): session-only memories, ``end_session`` (window
 archived, one findable summary, session-only memories and their facts cleared),
 idempotence, agent scopes, validation, the async wrapper."""
 
@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from mnemolayer import AsyncMemory, Memory, ValidationError
-from mnemolayer.session_api import SessionEnd, is_session_summary
-from mnemolayer.store.migrations import SCHEMA_VERSION
-from mnemolayer.tokens import TokenCounter, get_token_counter
-from mnemolayer.working import SUMMARY_PREFIX, WorkingMemory
+from mnemolayer.layers.working.sessions import SessionEnd, is_session_summary
+from mnemolayer.layers.working.window import SUMMARY_PREFIX, WorkingMemory
+from mnemolayer.store.sqlite.migrations import SCHEMA_VERSION
+from mnemolayer.text.tokens import TokenCounter, get_token_counter
 
 CHAT = [
     ("user", "We are planning the team offsite for Friday, June 14."),
@@ -392,7 +392,7 @@ def test_async_end_session(tmp_path: Path) -> None:
 @pytest.mark.sqlite_only
 def test_a_store_from_before_session_only_memories_is_upgraded(db_path: Path) -> None:
     # A real schema-4 file (before session-only memories), with one memory in it.
-    from mnemolayer.store.migrations import MIGRATIONS
+    from mnemolayer.store.sqlite.migrations import MIGRATIONS
 
     with Memory(":memory:", embedder="hashing", extractor=None) as m:
         [old] = m.add("an old memory", user_id="u1", session_id="s1")

@@ -10,8 +10,8 @@ from pathlib import Path
 from mnemolayer import Memory
 from mnemolayer.embed.cache import CachedEmbedder
 from mnemolayer.embed.hashing import HashingEmbedder
-from mnemolayer.server.keys import KeyStore
-from mnemolayer.store.wal import WalCheckpointer, configure_wal
+from mnemolayer.server.rest.keys import KeyStore
+from mnemolayer.store.sqlite.wal import WalCheckpointer, configure_wal
 
 
 def wal_size(path: Path) -> int:

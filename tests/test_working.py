@@ -1,4 +1,4 @@
-"""Working memory (mnemolayer.working): the budgeted window, compaction into a running
+"""Working memory (mnemolayer.layers.working.window): the budgeted window, compaction into a running
 summary and episodic memory, pins, hooks, persistence and resume, input validation."""
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ import pytest
 
 from mnemolayer import Memory
 from mnemolayer.errors import NotFoundError, ValidationError
-from mnemolayer.tokens import count_messages, get_token_counter
-from mnemolayer.working import (
+from mnemolayer.layers.working.window import (
     SUMMARY_PREFIX,
     CompactionEvent,
     SessionInfo,
@@ -29,6 +28,7 @@ from mnemolayer.working import (
     summarize,
     working,
 )
+from mnemolayer.text.tokens import count_messages, get_token_counter
 
 EN = [
     "I moved to Porto on May 3.",
@@ -175,7 +175,7 @@ def test_resume_in_a_new_process_is_identical(wmem: Memory, sessions: str, db_pa
         f"""
         import json
         from mnemolayer import Memory
-        from mnemolayer.working import working
+        from mnemolayer.layers.working.window import working
         mem = Memory({str(db_path)!r}, embedder="hashing", extractor=None,
                      sessions={sessions!r})
         wm = working(mem, session_id="s1", user_id="u1", budget_tokens=300)

@@ -20,7 +20,7 @@ Fairness rules (see ``bench/peers/README.md``):
   stores, not the model; the model's own cost is reported apart.
 * The same text. Mem0 with ``infer=False`` stores and embeds each message as given;
   mnemolayer indexes a turn as ``(8 May 2023) Caroline said, "..."``
-  (:func:`mnemolayer.indexing.index_text`). Mem0 gets exactly that rendering as its
+  (:func:`mnemolayer.retrieval.index.index_text`). Mem0 gets exactly that rendering as its
   message content, so both embed identical strings and get identical vectors.
 * Mem0 as installed: ``mem0ai`` with its default local vector store (Qdrant, local mode,
   in a temporary directory), ``infer=False``, telemetry off. Its LLM is never used: the
@@ -58,9 +58,9 @@ from bench import _harness
 from bench.locomo import _metrics, _plan, conversation_end, session_messages
 from bench.metrics import percentiles, question_scores
 from mnemolayer.embed.base import Embedder, EmbedKind, check_texts
-from mnemolayer.indexing import index_text
 from mnemolayer.lifecycle.clock import FakeClock
 from mnemolayer.models import MemoryRecord, Message
+from mnemolayer.retrieval.index import index_text
 
 REPO = Path(__file__).resolve().parents[2]
 #: LoCoMo dev: $MNEMOLAYER_LOCOMO, else under $MNEMOLAYER_DATA_DIR, else ../shared/data.
@@ -132,7 +132,7 @@ class Conversation:
 
 
 def render(message: Message, user_id: str) -> str:
-    """The text mnemolayer indexes for ``message`` (:func:`mnemolayer.indexing.index_text`).
+    """The text mnemolayer indexes for ``message`` (:func:`mnemolayer.retrieval.index.index_text`).
 
     Raises:
         pydantic.ValidationError: ``message`` has no timestamp.

@@ -1,9 +1,8 @@
 """mnemolayer: long-term memory for LLM agents."""
 
-from .aio import AsyncMemory
-from .config import RetrievalConfig
-from .deletion import DeletionReceipt
-from .errors import (
+from mnemolayer.aio import AsyncMemory
+from mnemolayer.config import RetrievalConfig
+from mnemolayer.errors import (
     EmbedderError,
     EmbeddingModelMismatchError,
     MnemolayerError,
@@ -16,10 +15,11 @@ from .errors import (
     UsageError,
     ValidationError,
 )
-from .memory import Memory
-from .memory_md import MarkdownImport
-from .models import HistoryEvent, Hit, MemoryKind, MemoryPage, MemoryRecord, Message
-from .session_api import SessionEnd
+from mnemolayer.layers.working.sessions import SessionEnd
+from mnemolayer.memory import Memory
+from mnemolayer.models import HistoryEvent, Hit, MemoryKind, MemoryPage, MemoryRecord, Message
+from mnemolayer.privacy.erasure import DeletionReceipt
+from mnemolayer.privacy.markdown import MarkdownImport
 
 __all__ = [
     "AsyncMemory",

@@ -1,5 +1,5 @@
 """``python -m mnemolayer`` runs the CLI."""
 
-from .cli import main
+from mnemolayer.cli import main
 
 main()

@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError as PydanticValidationError
 
-from .errors import ValidationError
-from .models import (
+from mnemolayer.errors import ValidationError
+from mnemolayer.models import (
     MemoryKind,
     Message,
     to_utc,

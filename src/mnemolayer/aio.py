@@ -15,7 +15,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import anyio.to_thread
 
-from .memory import Memory
+from mnemolayer.memory import Memory
 
 __all__ = ["AsyncMemory"]
 
@@ -92,7 +92,7 @@ class AsyncMemory:
         return await anyio.to_thread.run_sync(lambda: self.sync.import_rows(rows))
 
     async def working(self, **kwargs: Any) -> Any:
-        """The session's :class:`~mnemolayer.working.WorkingMemory` (a sync object; its
+        """The session's :class:`~mnemolayer.layers.working.window.WorkingMemory` (a sync object; its
         calls are quick, or run them in a thread)."""
         return await anyio.to_thread.run_sync(lambda: self.sync.working(**kwargs))
 

@@ -14,7 +14,7 @@ import platformdirs
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic import ValidationError as PydanticValidationError
 
-from .errors import ValidationError
+from mnemolayer.errors import ValidationError
 
 __all__ = [
     "LLMSettings",
@@ -104,7 +104,7 @@ class RetrievalConfig(BaseModel):
 
 class LLMSettings(BaseModel):
     """An OpenAI-compatible chat endpoint for the optional LLM fact extractor
-    (:class:`mnemolayer.semantic.llm.LLMExtractor`).
+    (:class:`mnemolayer.extract.llm.LLMExtractor`).
 
     Any server speaking the OpenAI chat-completions API works: a hosted API, or a local
     llama.cpp / vLLM / Ollama server.
@@ -153,7 +153,7 @@ class Settings(BaseModel):
         sessions: where working-memory windows persist (``Memory(sessions=...)``):
             ``"sqlite"`` (default, the store's own file) or a ``redis://``,
             ``rediss://`` or ``unix://`` URL, optionally with ``prefix=`` and ``ttl=``
-            (seconds) options (see :mod:`mnemolayer.redis_sessions`).
+            (seconds) options (see :mod:`mnemolayer.store.redis_sessions`).
     """
 
     # A sessions URL may carry a password: keep input values out of error messages.
@@ -236,12 +236,12 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
 
 def check_sessions(value: str, field: str = "sessions") -> str:
     """``value`` stripped, when it is ``"sqlite"`` or a well-formed Redis URL (checked
-    without connecting; see :func:`mnemolayer.redis_sessions.parse_sessions_url`).
+    without connecting; see :func:`mnemolayer.store.redis_sessions.parse_sessions_url`).
 
     Raises:
         mnemolayer.errors.ValidationError: anything else (naming ``field``).
     """
-    from .redis_sessions import parse_sessions_url
+    from mnemolayer.store.redis_sessions import parse_sessions_url
 
     value = value.strip()
     if value != "sqlite":

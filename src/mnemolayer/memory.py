@@ -10,27 +10,37 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from . import _validate as v
-from . import memory_md, transfer
-from .config import RetrievalConfig, default_db_path
-from .context import ContextAPI
-from .crypto import EncryptionConfig, FieldCipher, KeyRing, resolve_encryption
-from .deletion import DeletionReceipt, delete_scope
-from .embed import get_embedder
-from .embed.base import Embedder
-from .errors import (
+from mnemolayer import _validate as v
+from mnemolayer.config import RetrievalConfig, default_db_path
+from mnemolayer.context.assemble import ContextAPI
+from mnemolayer.crypto import EncryptionConfig, FieldCipher, KeyRing, resolve_encryption
+from mnemolayer.embed import get_embedder
+from mnemolayer.embed.base import Embedder
+from mnemolayer.errors import (
     EmbeddingModelMismatchError,
     NotFoundError,
     ScopeRequiredError,
     StoreError,
     ValidationError,
 )
-from .indexing import embed_records, keyword_terms
-from .lifecycle.api import KIND_IMPORTANCE_FLOOR, LifecycleAPI
-from .lifecycle.config import LifecycleConfig
-from .lifecycle.importance import ImportanceEstimator, RuleImportance
-from .lifecycle.maintain import MaintenanceAPI
-from .models import (
+from mnemolayer.extract.base import ExtractedFact, Extractor
+from mnemolayer.extract.summarize import Summarizer, get_summarizer
+from mnemolayer.layers.procedural.strategies import ProceduralAPI
+from mnemolayer.layers.semantic.apply import Pending, SemanticLayer
+from mnemolayer.layers.semantic.facts import SemanticAPI
+from mnemolayer.layers.working.sessions import SessionAPI
+from mnemolayer.layers.working.window import (
+    SessionStore,
+    SQLiteSessionStore,
+    WorkingMemory,
+    get_session_store,
+    working,
+)
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.importance import ImportanceEstimator, RuleImportance
+from mnemolayer.lifecycle.maintain import MaintenanceAPI
+from mnemolayer.lifecycle.states import KIND_IMPORTANCE_FLOOR, LifecycleAPI
+from mnemolayer.models import (
     HistoryEvent,
     Hit,
     MemoryPage,
@@ -39,8 +49,11 @@ from .models import (
     message_hash,
     new_id,
 )
-from .privacy.redact import RedactionConfig
-from .privacy.wiring import (
+from mnemolayer.privacy import export as transfer
+from mnemolayer.privacy import markdown as memory_md
+from mnemolayer.privacy.erasure import DeletionReceipt, delete_scope
+from mnemolayer.privacy.redact import RedactionConfig
+from mnemolayer.privacy.wiring import (
     private_facts,
     redact_metadata,
     redact_text,
@@ -48,24 +61,12 @@ from .privacy.wiring import (
     resolve_privacy,
     with_report,
 )
-from .procedural import ProceduralAPI
-from .retrieval.filters import parse_filter
-from .retrieval.search import Scope, Searcher, SearchRequest, scope_where
-from .semantic.api import SemanticAPI
-from .semantic.extractors import get_extractor
-from .semantic.service import Pending, SemanticLayer
-from .semantic.types import ExtractedFact, Extractor
-from .session_api import SessionAPI
-from .store.postgres import PostgresStore, is_postgres_url, redact_url
-from .store.sqlite import SQLiteStore, parse_db_url
-from .summarizers import Summarizer, get_summarizer
-from .working import (
-    SessionStore,
-    SQLiteSessionStore,
-    WorkingMemory,
-    get_session_store,
-    working,
-)
+from mnemolayer.query import parse_filter
+from mnemolayer.registry import get_extractor
+from mnemolayer.retrieval.index import embed_records, keyword_terms
+from mnemolayer.retrieval.search import Scope, Searcher, SearchRequest, scope_where
+from mnemolayer.store.postgres.store import PostgresStore, is_postgres_url, redact_url
+from mnemolayer.store.sqlite.store import SQLiteStore, parse_db_url
 
 __all__ = ["Memory", "MessageInput", "Progress"]
 
@@ -92,15 +93,15 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         extractor: how facts are extracted from user messages into semantic memory:
             ``"rules"`` (default, offline, English and Chinese), ``"llm"`` (the
             OpenAI-compatible endpoint in the ``MNEMOLAYER_LLM_*`` settings, rules as
-            fallback), an :class:`~mnemolayer.semantic.Extractor`, or ``None`` / ``"none"``
+            fallback), an :class:`~mnemolayer.extract.Extractor`, or ``None`` / ``"none"``
             to store messages without extracting facts.
         summarizer: how working memory folds evicted turns and how session summaries are
             written: ``"auto"`` (default: LLM-written when ``extractor`` is the LLM one,
             else extractive and offline), ``"extractive"``, ``"llm"``, or a
-            :class:`~mnemolayer.summarizers.Summarizer`.
+            :class:`~mnemolayer.extract.summarize.Summarizer`.
         sessions: where working-memory windows persist: ``None`` / ``"sqlite"``
             (default: this store's own file), a ``redis://`` URL (several processes or
-            hosts share windows), or a :class:`~mnemolayer.working.SessionStore`.
+            hosts share windows), or a :class:`~mnemolayer.layers.working.window.SessionStore`.
         lifecycle: decay, reinforcement, forgetting, TTL and merging settings
             (:class:`~mnemolayer.lifecycle.LifecycleConfig`; defaults when ``None``).
         importance: how :meth:`add` estimates the importance of a message it is not
@@ -109,7 +110,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             message to the endpoint in the ``MNEMOLAYER_LLM_*`` settings, rules as
             fallback: :class:`~mnemolayer.lifecycle.llm_importance.LLMImportance`), or an
             :class:`~mnemolayer.lifecycle.ImportanceEstimator`. Either way a kind's floor
-            (:data:`~mnemolayer.lifecycle.api.KIND_IMPORTANCE_FLOOR`) applies.
+            (:data:`~mnemolayer.lifecycle.states.KIND_IMPORTANCE_FLOOR`) applies.
         privacy: personal data and secrets redacted at write, before anything is
             hashed, embedded, extracted, summarised or stored
             (:mod:`mnemolayer.privacy`): ``"default"`` (default: secrets redacted; card,
@@ -271,7 +272,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             metadata: JSON object merged under each message's own metadata.
             importance: in [0, 1]; ``None`` (default) estimates it per message from
                 its text (by the constructor's ``importance`` estimator; the default
-                rules, :func:`mnemolayer.lifecycle.api.write_importance`: explicit
+                rules, :func:`mnemolayer.lifecycle.states.write_importance`: explicit
                 "remember", identity, health, preferences, plans and dates raise it,
                 small talk lowers it; preference records start at 0.6, semantic,
                 procedural and summary ones at 0.5). A given value always wins.
@@ -611,13 +612,13 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         self, *, user_id: str, agent_id: str | None = None, session_id: str | None = None
     ) -> DeletionReceipt:
         """Delete every memory in a scope from records, vectors and keyword index, and
-        return a verified :class:`~mnemolayer.deletion.DeletionReceipt`.
+        return a verified :class:`~mnemolayer.privacy.erasure.DeletionReceipt`.
 
         With only ``user_id``, everything of the user goes: records, vectors, keyword
         index rows, history, knowledge graph, working-memory windows (SQLite or Redis),
         any other table with a ``user_id`` column, this object's caches and, on an
         encrypted store, the user's data key. The receipt counts what each table and
-        index lost and re-checks all of them after the commit (:mod:`mnemolayer.deletion`
+        index lost and re-checks all of them after the commit (:mod:`mnemolayer.privacy.erasure`
         lists the checks); ``receipt.verified`` is ``True`` when nothing of the user is
         left. With a narrower scope, each deleted memory gets a ``DELETE`` history event.
 
@@ -665,7 +666,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
             user_id: required; nothing outside this user is ever returned.
             agent_id, session_id, kinds: narrow the scope.
             limit: at most this many hits (0 → ``[]``).
-            filters: metadata filter (see :mod:`mnemolayer.retrieval.filters`); ``None`` or
+            filters: metadata filter (see :mod:`mnemolayer.query`); ``None`` or
                 ``{}`` for none.
             threshold: keep hits whose ``score`` ≥ threshold (> 1 returns nothing).
             mode: ``"hybrid"`` (vector + keyword), ``"vector"`` or ``"keyword"`` only.
@@ -903,7 +904,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
 
     def working(self, **kwargs: Any) -> WorkingMemory:
         """The working memory (token-budgeted live window) of one session; see
-        :func:`mnemolayer.working.working` for the arguments (``session_id``,
+        :func:`mnemolayer.layers.working.window.working` for the arguments (``session_id``,
         ``user_id``, ``budget_tokens``…). The window persists in the store and resumes
         exactly in a new process."""
         return working(self, **kwargs)
@@ -911,7 +912,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
     def export(self, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact``,
         ``session`` (working-memory windows, from :attr:`sessions`) and ``history`` rows;
-        the format is described in :mod:`mnemolayer.transfer` (version 3).
+        the format is described in :mod:`mnemolayer.privacy.export` (version 3).
 
         ``user_id`` limits the export to one user; ``None`` exports the whole store.
         """
@@ -940,7 +941,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         """One user's memories as ``MEMORY.md``, a Markdown file a person can read and
         edit: sections per kind (profile and preferences, facts with their validity,
         episodic memories by day, procedural strategies, summaries), each item marked
-        with its id in an HTML comment. The format is in :mod:`mnemolayer.memory_md`.
+        with its id in an HTML comment. The format is in :mod:`mnemolayer.privacy.markdown`.
 
         Raises:
             ValidationError: ``user_id`` is not a valid id.
@@ -951,7 +952,7 @@ class Memory(SemanticAPI, ProceduralAPI, ContextAPI, SessionAPI, LifecycleAPI, M
         """Apply a person's edits of :meth:`export_markdown`'s file: an edited item
         updates its memory (history kept; an edited fact is replaced), a removed item
         deletes it, a new bullet without an id adds one (rules in
-        :mod:`mnemolayer.memory_md`).
+        :mod:`mnemolayer.privacy.markdown`).
 
         Returns:
             What was added, updated, deleted, replaced and skipped.
@@ -1045,7 +1046,7 @@ def _importance_estimator(spec: ImportanceEstimator | str) -> ImportanceEstimato
     if spec == "rules":
         return RuleImportance()
     if spec == "llm":
-        from .config import settings_from_env
+        from mnemolayer.config import settings_from_env
 
         settings = settings_from_env().llm
         if settings is None:
@@ -1054,7 +1055,7 @@ def _importance_estimator(spec: ImportanceEstimator | str) -> ImportanceEstimato
                 "'llm' needs MNEMOLAYER_LLM_BASE_URL and MNEMOLAYER_LLM_MODEL (an "
                 "OpenAI-compatible endpoint); or pass an LLMImportance",
             )
-        from .lifecycle.llm_importance import LLMImportance
+        from mnemolayer.lifecycle.llm_importance import LLMImportance
 
         return LLMImportance(settings)
     if isinstance(spec, str):

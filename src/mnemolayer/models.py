@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .errors import ValidationError
+from mnemolayer.errors import ValidationError
 
 __all__ = [
     "Entity",
@@ -358,7 +358,7 @@ class Hit(_Model):
             when it was ranked down as no longer true), ``relevance`` (fused, [0, 1]),
             ``importance``, ``recency``, ``access``, ``reranked`` (relevance after the
             importance / recency / access rerank), ``retention`` (how much of the memory
-            is still retained, [0, 1]; see :mod:`mnemolayer.lifecycle.retention`),
+            is still retained, [0, 1]; see :mod:`mnemolayer.lifecycle.decay`),
             ``consolidated`` (the weight, ``LifecycleConfig.consolidated_weight``, that
             ranked down a record maintenance consolidated into a semantic record the
             search may also return; absent otherwise) and ``final``
@@ -467,7 +467,7 @@ class Fact(_Model):
         id: time-sortable id (UUIDv7 hex).
         user_id: the owner.
         subject: the subject entity's name; ``subject_id`` its id.
-        predicate: a key of :data:`mnemolayer.semantic.predicates.PREDICATES`.
+        predicate: a key of :data:`mnemolayer.extract.predicates.PREDICATES`.
         object: the object as said (an entity's name, a place, a thing, a phrase).
         object_id: the object's entity id when the object is an entity, else ``None``.
         object_type: what the object is when known (``"place"``, ``"dog"``…).

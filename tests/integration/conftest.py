@@ -33,8 +33,8 @@ from pydantic import SecretStr
 from mnemolayer.config import LLMSettings, settings_from_env
 
 if TYPE_CHECKING:
-    from mnemolayer.semantic.types import Extraction
-    from mnemolayer.tokens import TokenCounter
+    from mnemolayer.extract.base import Extraction
+    from mnemolayer.text.tokens import TokenCounter
 
 SERVER_SCRIPT = Path(__file__).resolve().parent.parent / "fake_llm_server.py"
 PROXY_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")

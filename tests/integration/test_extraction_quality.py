@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from bench.extraction import ExtractionScores, evaluate, load_gold
-from mnemolayer.semantic.types import Extractor
+from mnemolayer.extract.base import Extractor
 
 rules = pytest.importorskip(
-    "mnemolayer.semantic.rules", reason="the rule extractor (mnemolayer.semantic.rules) is absent"
+    "mnemolayer.extract.rules.extractor",
+    reason="the rule extractor (mnemolayer.extract.rules.extractor) is absent",
 )
 
 GOLD_DIR = Path(__file__).resolve().parents[1] / "data" / "extraction"

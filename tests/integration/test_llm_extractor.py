@@ -25,8 +25,7 @@ from pydantic import ValidationError
 
 from mnemolayer.config import LLMSettings, settings_from_env
 from mnemolayer.errors import ValidationError as MnemolayerValidationError
-from mnemolayer.semantic.llm import LLMExtractor, build_messages, normalize_predicate
-from mnemolayer.semantic.types import (
+from mnemolayer.extract.base import (
     SELF,
     ExtractedEntity,
     ExtractedFact,
@@ -34,6 +33,7 @@ from mnemolayer.semantic.types import (
     Extractor,
     ResolvedDate,
 )
+from mnemolayer.extract.llm import LLMExtractor, build_messages, normalize_predicate
 
 if TYPE_CHECKING:
     from conftest import FakeLLM

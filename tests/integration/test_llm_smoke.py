@@ -27,8 +27,8 @@ import pytest
 pytest.importorskip("openai")
 pytest.importorskip("json_repair")
 
-from mnemolayer.semantic.llm import LLMExtractor
-from mnemolayer.semantic.types import SELF
+from mnemolayer.extract.base import SELF
+from mnemolayer.extract.llm import LLMExtractor
 
 WHEN = datetime(2024, 5, 8, 12, 0, tzinfo=UTC)  # a Wednesday
 

@@ -23,10 +23,10 @@ pytest.importorskip("openai")
 
 from mnemolayer import Memory
 from mnemolayer.errors import ValidationError
-from mnemolayer.llm_summary import LLMSummarizer, build_messages, clean_answer, fit_lines
-from mnemolayer.semantic.llm import LLMExtractor
-from mnemolayer.summarizers import ExtractiveSummarizer, Summarizer
-from mnemolayer.tokens import QuicktokCounter, TokenCounter, count_messages
+from mnemolayer.extract.llm import LLMExtractor
+from mnemolayer.extract.llm_summary import LLMSummarizer, build_messages, clean_answer, fit_lines
+from mnemolayer.extract.summarize import ExtractiveSummarizer, Summarizer
+from mnemolayer.text.tokens import QuicktokCounter, TokenCounter, count_messages
 
 if TYPE_CHECKING:
     from conftest import FakeLLM

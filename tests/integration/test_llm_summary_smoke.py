@@ -23,8 +23,8 @@ import pytest
 
 pytest.importorskip("openai")
 
-from mnemolayer.llm_summary import LLMSummarizer
-from mnemolayer.tokens import QuicktokCounter
+from mnemolayer.extract.llm_summary import LLMSummarizer
+from mnemolayer.text.tokens import QuicktokCounter
 
 COUNTER = QuicktokCounter("o200k_base")
 BUDGET = 60

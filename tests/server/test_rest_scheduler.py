@@ -19,9 +19,9 @@ from mnemolayer import Memory
 from mnemolayer.embed import HashingEmbedder
 from mnemolayer.models import new_id
 from mnemolayer.server import ServerSettings
-from mnemolayer.server.scheduler import MaintenanceScheduler
-from mnemolayer.server.settings import format_duration, parse_duration
-from mnemolayer.server.tenants import TenantPool
+from mnemolayer.server.rest.scheduler import MaintenanceScheduler
+from mnemolayer.server.rest.settings import format_duration, parse_duration
+from mnemolayer.server.rest.tenants import TenantPool
 
 PAST = "2000-01-01T00:00:00Z"
 

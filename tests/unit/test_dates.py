@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mnemolayer.semantic.dates import find_date_spans, find_dates, resolve_date
+from mnemolayer.extract.dates import find_date_spans, find_dates, resolve_date
 
 BASE = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # a Monday
 

@@ -24,7 +24,7 @@ from bench.extraction import (
     normalize_object,
 )
 from mnemolayer.errors import ValidationError
-from mnemolayer.semantic.types import ExtractedFact, Extraction
+from mnemolayer.extract.base import ExtractedFact, Extraction
 
 GOLD_DIR = Path(__file__).resolve().parents[1] / "data" / "extraction"
 T0 = datetime(2024, 3, 16, 10, 0, tzinfo=UTC)
@@ -393,7 +393,7 @@ def test_default_data_dir_is_the_checkout_gold_set() -> None:
 
 @pytest.fixture
 def fake_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mnemolayer.semantic.rules as rules
+    import mnemolayer.extract.rules.extractor as rules
 
     answers = {
         "I visited the Louvre last week.": [

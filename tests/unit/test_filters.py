@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mnemolayer.errors import ValidationError
-from mnemolayer.retrieval.filters import (
+from mnemolayer.query import (
     And,
     Compare,
     Filter,

@@ -15,8 +15,8 @@ from mnemolayer.errors import ValidationError
 from mnemolayer.models import Fact, new_id
 from mnemolayer.store import graph as graph_module
 from mnemolayer.store.graph import GraphStore, normalize_name
-from mnemolayer.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from mnemolayer.store.sqlite import SQLiteStore
+from mnemolayer.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
+from mnemolayer.store.sqlite.store import SQLiteStore
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 

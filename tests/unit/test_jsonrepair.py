@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("json_repair")
 
-from mnemolayer.semantic.jsonrepair import extract_json, strip_reasoning
+from mnemolayer.llm.jsonrepair import extract_json, strip_reasoning
 
 FACTS = {"facts": [{"subject": "user", "predicate": "likes", "object": "tea"}]}
 RAW = '{"facts": [{"subject": "user", "predicate": "likes", "object": "tea"}]}'

@@ -168,7 +168,7 @@ def test_a_question_is_not_the_same_text_as_a_statement() -> None:
 
 
 def test_one_text_similarity_setting_with_the_measured_default() -> None:
-    from mnemolayer.lifecycle import _merge
+    from mnemolayer.lifecycle import merge as _merge
 
     assert DedupConfig().merge_text_sim == 0.6
     assert not hasattr(_merge, "MIN_TEXT_SIM")  # maintenance uses the setting as it is

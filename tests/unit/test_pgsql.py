@@ -1,10 +1,10 @@
-"""The SQLite-to-PostgreSQL statement translation (mnemolayer.store.pgsql)."""
+"""The SQLite-to-PostgreSQL statement translation (mnemolayer.store.postgres.translate)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mnemolayer.store.pgsql import translate
+from mnemolayer.store.postgres.translate import translate
 
 CASES = [
     ("SELECT a FROM t WHERE b = ? AND c IN (?, ?)", "SELECT a FROM t WHERE b = %s AND c IN (%s, %s)"),

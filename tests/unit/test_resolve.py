@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mnemolayer.extract.base import SELF, ExtractedEntity, ExtractedFact
+from mnemolayer.lifecycle.conflicts import ResolveResult, object_matches, resolve, valid_from_of
 from mnemolayer.models import Fact
-from mnemolayer.semantic.resolve import ResolveResult, object_matches, resolve, valid_from_of
-from mnemolayer.semantic.types import SELF, ExtractedEntity, ExtractedFact
 from mnemolayer.store.graph import GraphStore
-from mnemolayer.store.sqlite import SQLiteStore
+from mnemolayer.store.sqlite.store import SQLiteStore
 
 T1 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 T2 = datetime(2024, 9, 1, 9, 0, tzinfo=UTC)

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mnemolayer.semantic.predicates import PREDICATES
-from mnemolayer.semantic.rules_en import extract_en
-from mnemolayer.semantic.types import SELF, ExtractedFact, Extraction
+from mnemolayer.extract.base import SELF, ExtractedFact, Extraction
+from mnemolayer.extract.predicates import PREDICATES
+from mnemolayer.extract.rules.en import extract_en
 
 TS = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 U = SELF

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mnemolayer.semantic.predicates import PREDICATES
-from mnemolayer.semantic.rules_zh import extract_zh
-from mnemolayer.semantic.types import SELF, ExtractedFact, Extraction
-from mnemolayer.semantic.zh import context as zh_context
-from mnemolayer.semantic.zh import text as zh_text
+from mnemolayer.extract.base import SELF, ExtractedFact, Extraction
+from mnemolayer.extract.predicates import PREDICATES
+from mnemolayer.extract.rules.zh import context as zh_context
+from mnemolayer.extract.rules.zh import extract_zh
+from mnemolayer.extract.rules.zh import text as zh_text
 
 TS = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 

@@ -11,9 +11,14 @@ import pytest
 
 from mnemolayer.config import LLMSettings
 from mnemolayer.errors import ValidationError
-from mnemolayer.summarizers import SUMMARIZERS, ExtractiveSummarizer, Summarizer, get_summarizer
-from mnemolayer.tokens import QuicktokCounter, TokenCounter
-from mnemolayer.working import summarize
+from mnemolayer.extract.summarize import (
+    SUMMARIZERS,
+    ExtractiveSummarizer,
+    Summarizer,
+    get_summarizer,
+)
+from mnemolayer.layers.working.window import summarize
+from mnemolayer.text.tokens import QuicktokCounter, TokenCounter
 
 COUNTER = QuicktokCounter("o200k_base")
 LINES = [
@@ -76,7 +81,7 @@ def test_extractive_by_name(spec: str | None) -> None:
 
 
 def test_auto_is_extractive_without_an_llm_extractor() -> None:
-    from mnemolayer.semantic.rules import RuleExtractor
+    from mnemolayer.extract.rules.extractor import RuleExtractor
 
     assert isinstance(get_summarizer("auto"), ExtractiveSummarizer)
     assert isinstance(get_summarizer("auto", extractor=RuleExtractor()), ExtractiveSummarizer)
@@ -84,8 +89,8 @@ def test_auto_is_extractive_without_an_llm_extractor() -> None:
 
 def test_auto_follows_an_llm_extractor() -> None:
     pytest.importorskip("openai")
-    from mnemolayer.llm_summary import LLMSummarizer
-    from mnemolayer.semantic.llm import LLMExtractor
+    from mnemolayer.extract.llm import LLMExtractor
+    from mnemolayer.extract.llm_summary import LLMSummarizer
 
     extractor = LLMExtractor(SETTINGS)
     summarizer = get_summarizer("auto", extractor=extractor)
@@ -105,7 +110,7 @@ def test_llm_by_name_needs_the_settings(monkeypatch: pytest.MonkeyPatch) -> None
     assert "MNEMOLAYER_LLM_BASE_URL" in str(info.value)
 
     pytest.importorskip("openai")
-    from mnemolayer.llm_summary import LLMSummarizer
+    from mnemolayer.extract.llm_summary import LLMSummarizer
 
     monkeypatch.setenv("MNEMOLAYER_LLM_BASE_URL", "http://127.0.0.1:9/v1/")
     monkeypatch.setenv("MNEMOLAYER_LLM_MODEL", "env-model")

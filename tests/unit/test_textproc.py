@@ -12,8 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from mnemolayer import textproc
-from mnemolayer.textproc import (
+from mnemolayer.text import terms as textproc
+from mnemolayer.text.terms import (
     contains_cjk,
     fts_match_expression,
     index_terms,
@@ -225,7 +225,7 @@ def test_jieba_loads_once_across_threads(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_jieba_is_quiet_and_caches_in_the_user_cache_dir(tmp_path) -> None:
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "HOME": str(tmp_path)}
-    code = "from mnemolayer.textproc import index_terms; print(index_terms('拿铁'))"
+    code = "from mnemolayer.text.terms import index_terms; print(index_terms('拿铁'))"
     run = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
     )

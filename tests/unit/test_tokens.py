@@ -1,4 +1,4 @@
-"""Unit tests for mnemolayer.tokens: exact counts, truncation, registry, chat framing.
+"""Unit tests for mnemolayer.text.tokens: exact counts, truncation, registry, chat framing.
 
 The pinned counts were computed once with quicktok-v1 0.4.0; the OpenAI ones match
 tiktoken's published values ("hello world" is 2 tokens in cl100k_base and o200k_base,
@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mnemolayer.tokens as tokens
+import mnemolayer.text.tokens as tokens
 from mnemolayer.errors import ValidationError
-from mnemolayer.tokens import (
+from mnemolayer.text.tokens import (
     DEFAULT_ENCODING,
     ENCODINGS,
     MESSAGE_OVERHEAD_TOKENS,

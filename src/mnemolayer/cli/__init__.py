@@ -12,7 +12,7 @@ on stderr and exit code 2 (usage error) or 1 (runtime error), never a traceback.
 
 from __future__ import annotations
 
-from . import (  # noqa: F401  (importing registers the commands)
+from mnemolayer.cli import (
     context_commands,
     keys_commands,
     lifecycle_commands,
@@ -24,7 +24,7 @@ from . import (  # noqa: F401  (importing registers the commands)
     server_commands,
     session_commands,
 )
-from ._common import app
+from mnemolayer.cli._common import app
 
 __all__ = ["app", "main"]
 

@@ -23,12 +23,12 @@ from rich.table import Table
 from rich.text import Text
 from typer.core import TyperGroup
 
-from .. import __version__
-from ..config import settings_from_env
-from ..crypto import env_requests_encryption
-from ..errors import MnemolayerError, UsageError, ValidationError
-from ..memory import Memory
-from ..models import MemoryRecord
+from mnemolayer import __version__
+from mnemolayer.config import settings_from_env
+from mnemolayer.crypto import env_requests_encryption
+from mnemolayer.errors import MnemolayerError, UsageError, ValidationError
+from mnemolayer.memory import Memory
+from mnemolayer.models import MemoryRecord
 
 if TYPE_CHECKING:
     from typer._click import Context as ClickContext  # typer vendors click privately
@@ -138,7 +138,7 @@ def _privacy(option: str | None) -> str:
     Raises:
         ValidationError: naming ``--privacy`` or ``MNEMOLAYER_PRIVACY``.
     """
-    from ..privacy import resolve_privacy
+    from mnemolayer.privacy import resolve_privacy
 
     if option is not None:
         resolve_privacy(option, "--privacy")

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 import typer
 
-from ._common import SessionOpt, UserOpt, _emit, _open, _say, _state, app
+from mnemolayer.cli._common import SessionOpt, UserOpt, _emit, _open, _say, _state, app
 
 Format = Literal["markdown", "json"]
 BudgetOpt = Annotated[int, typer.Option("--budget", help="Token budget (o200k_base).", min=1)]
@@ -25,7 +25,7 @@ def context_command(
     """Print the memories that fit BUDGET tokens for QUERY: profile, relevant facts,
     recalled episodes and strategies, each with its time. ``--json`` prints the whole
     result (sections, items, token count)."""
-    from ..context import build_context
+    from mnemolayer.context.assemble import build_context
 
     state = _state(ctx)
     with _open(state) as mem:

@@ -15,10 +15,10 @@ from typing import Annotated
 
 import typer
 
-from ..crypto import env_requests_encryption, generate_master_key, load_key_file
-from ..errors import ValidationError
-from ._common import _emit, _open, _say, _state
-from .server_commands import keys_app
+from mnemolayer.cli._common import _emit, _open, _say, _state
+from mnemolayer.cli.server_commands import keys_app
+from mnemolayer.crypto import env_requests_encryption, generate_master_key, load_key_file
+from mnemolayer.errors import ValidationError
 
 
 @keys_app.command("rotate")

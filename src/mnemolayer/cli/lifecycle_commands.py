@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
-from ..memory import Memory
-from ..models import MemoryRecord
-from ._common import IdArg, OptUserOpt, _emit, _open, _say, _state, app
+from mnemolayer.cli._common import IdArg, OptUserOpt, _emit, _open, _say, _state, app
+from mnemolayer.memory import Memory
+from mnemolayer.models import MemoryRecord
 
 QueryOpt = Annotated[
     str | None, typer.Option("--query", "-q", help="Also rank the memory for this query.")

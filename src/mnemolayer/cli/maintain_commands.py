@@ -10,8 +10,8 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..lifecycle.maintain import MaintenanceReport
-from ._common import OptUserOpt, _emit, _open, _say, _state, app
+from mnemolayer.cli._common import OptUserOpt, _emit, _open, _say, _state, app
+from mnemolayer.lifecycle.maintain import MaintenanceReport
 
 _ROWS = (
     ("examined", "records examined"),

@@ -13,9 +13,9 @@ from typing import Annotated, Literal
 
 import typer
 
-from .. import _validate as v
-from ..errors import UsageError
-from ._common import _open, _say, _state, app
+from mnemolayer import _validate as v
+from mnemolayer.cli._common import _open, _say, _state, app
+from mnemolayer.errors import UsageError
 
 Transport = Literal["stdio", "http"]
 
@@ -64,7 +64,7 @@ def mcp_command(
     nothing but the protocol is written to stdout; over http the endpoint is
     http://HOST:PORT/mcp (no authentication: keep it on loopback)."""
     try:
-        from ..mcpserver import UserScope, build_server
+        from mnemolayer.server.mcp import UserScope, build_server
     except ImportError as exc:  # only the SDK is optional; anything else is a bug
         if not (exc.name or "").startswith("mcp"):
             raise

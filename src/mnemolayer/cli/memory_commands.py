@@ -14,8 +14,7 @@ from typing import IO, Annotated, Any, Literal
 
 import typer
 
-from ..errors import ValidationError
-from ._common import (
+from mnemolayer.cli._common import (
     AgentOpt,
     IdArg,
     ImportanceOpt,
@@ -39,6 +38,7 @@ from ._common import (
     _state,
     app,
 )
+from mnemolayer.errors import ValidationError
 
 
 @app.command()

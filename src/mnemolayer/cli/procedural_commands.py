@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from ..procedural import ProceduralConfig
-from ._common import AgentOpt, UserOpt, _emit, _open, _print_table, _say, _state, app
+from mnemolayer.cli._common import AgentOpt, UserOpt, _emit, _open, _print_table, _say, _state, app
+from mnemolayer.layers.procedural.strategies import ProceduralConfig
 
 
 @app.command()

@@ -6,8 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..models import Fact
-from ._common import (
+from mnemolayer.cli._common import (
     UserOpt,
     _emit,
     _fields,
@@ -18,6 +17,7 @@ from ._common import (
     _state,
     app,
 )
+from mnemolayer.models import Fact
 
 
 def _fact_row(f: Fact) -> tuple[str, ...]:

@@ -13,11 +13,12 @@ from typing import Annotated, Any
 
 import typer
 
-from ..crypto import env_requests_encryption, resolve_encryption
-from ..errors import ValidationError
-from ..memory import _open_encryption, parse_db_url
-from ..server.keys import ApiKey, KeyStore
-from ..server.settings import (
+from mnemolayer.cli._common import _emit, _print_table, _say, _state, app
+from mnemolayer.crypto import env_requests_encryption, resolve_encryption
+from mnemolayer.errors import ValidationError
+from mnemolayer.memory import _open_encryption, parse_db_url
+from mnemolayer.server.rest.keys import ApiKey, KeyStore
+from mnemolayer.server.rest.settings import (
     DEFAULT_MAX_BODY_BYTES,
     ServerSettings,
     format_duration,
@@ -25,9 +26,8 @@ from ..server.settings import (
     parse_duration,
     require_server_extra,
 )
-from ..store.postgres import is_postgres_url, redact_url
-from ..store.sqlite import SQLiteStore
-from ._common import _emit, _print_table, _say, _state, app
+from mnemolayer.store.postgres.store import is_postgres_url, redact_url
+from mnemolayer.store.sqlite.store import SQLiteStore
 
 keys_app = typer.Typer(help="Manage the REST server's API keys (stored hashed).")
 app.add_typer(keys_app, name="keys")
@@ -111,7 +111,7 @@ def serve(
     require_server_extra()
     import uvicorn
 
-    from ..server import create_app
+    from mnemolayer.server import create_app
 
     shown = redact_url(settings.db) if settings.db and is_postgres_url(settings.db) else settings.db
     where = f"data dir {settings.data_dir}" if settings.data_dir else f"store {shown}"
@@ -137,7 +137,7 @@ def _check_postgres(db: str | None) -> None:
     """
     if db is None or not is_postgres_url(db):
         return
-    from ..store.postgres import PostgresStore
+    from mnemolayer.store.postgres.store import PostgresStore
 
     PostgresStore(db).close()
 

@@ -13,10 +13,10 @@ from rich import box
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import NotFoundError
-from ..session_api import MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS
-from ..working import SUMMARY_PREFIX, WorkingMemory
-from ._common import AgentOpt, UserOpt, _emit, _open, _print_table, _say, _state, app
+from mnemolayer.cli._common import AgentOpt, UserOpt, _emit, _open, _print_table, _say, _state, app
+from mnemolayer.errors import NotFoundError
+from mnemolayer.layers.working.sessions import MAX_SUMMARY_TOKENS, MIN_SUMMARY_TOKENS
+from mnemolayer.layers.working.window import SUMMARY_PREFIX, WorkingMemory
 
 session_app = typer.Typer(
     no_args_is_help=True,

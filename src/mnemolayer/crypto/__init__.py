@@ -6,9 +6,9 @@
 * :mod:`~mnemolayer.crypto.cipher`: AES-256-GCM fields, blind keyword index, keyed hashes.
 """
 
-from .cipher import FieldCipher
-from .keyring import KeyRing, KeyUnavailableError
-from .keys import (
+from mnemolayer.crypto.cipher import FieldCipher
+from mnemolayer.crypto.keyring import KeyRing, KeyUnavailableError
+from mnemolayer.crypto.keys import (
     ENV_KEY,
     ENV_KEY_FILE,
     EncryptionConfig,

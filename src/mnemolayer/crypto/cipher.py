@@ -31,8 +31,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from ..errors import StoreError
-from .keyring import KeyRing, KeyUnavailableError
+from mnemolayer.crypto.keyring import KeyRing, KeyUnavailableError
+from mnemolayer.errors import StoreError
 
 __all__ = ["PREFIX", "FieldCipher"]
 

@@ -33,10 +33,10 @@ from typing import TypeVar
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from ..errors import StoreError, ValidationError
-from ..store.connection import retry_locked
-from ..store.wal import WalCheckpointer, configure_wal
-from .keys import KEY_BYTES, key_check_value
+from mnemolayer.crypto.keys import KEY_BYTES, key_check_value
+from mnemolayer.errors import StoreError, ValidationError
+from mnemolayer.store.sqlite.engine import retry_locked
+from mnemolayer.store.sqlite.wal import WalCheckpointer, configure_wal
 
 __all__ = ["KeyRing", "KeyUnavailableError"]
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ValidationError
+from mnemolayer.errors import ValidationError
 
 __all__ = [
     "ENV_KEY",

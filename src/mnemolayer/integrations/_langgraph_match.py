@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph.store.base import MatchCondition
 
-from ..errors import ValidationError
+from mnemolayer.errors import ValidationError
 
 __all__ = ["check_filter", "matches", "namespace_matches"]
 

@@ -65,10 +65,10 @@ from typing import Any, Literal
 
 import anyio.to_thread
 
-from .. import _validate as v
-from ..errors import UsageError, ValidationError
-from ..memory import Memory
-from ..models import MemoryRecord, validate_content
+from mnemolayer import _validate as v
+from mnemolayer.errors import UsageError, ValidationError
+from mnemolayer.memory import Memory
+from mnemolayer.models import MemoryRecord, validate_content
 
 try:
     from langgraph.store.base import (
@@ -90,7 +90,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "the LangGraph store needs LangGraph: pip install -e '.[langgraph]' in the mnemolayer checkout"
     ) from exc
 
-from ._langgraph_match import check_filter, matches, namespace_matches
+from mnemolayer.integrations._langgraph_match import check_filter, matches, namespace_matches
 
 __all__ = ["MnemolayerStore"]
 

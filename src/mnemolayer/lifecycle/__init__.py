@@ -15,17 +15,9 @@ Pure building blocks over plain values and :class:`~mnemolayer.models.MemoryReco
 
 from __future__ import annotations
 
-from .clock import Clock, FakeClock, system_clock
-from .config import DedupConfig, LifecycleConfig
-from .dedup import GUARDS, Decision, is_near_duplicate, text_similarity
-from .expiry import default_expires_at, effective_expires_at, is_expired
-from .importance import (
-    ImportanceEstimate,
-    ImportanceEstimator,
-    RuleImportance,
-    estimate_importance,
-)
-from .retention import (
+from mnemolayer.lifecycle.clock import Clock, FakeClock, system_clock
+from mnemolayer.lifecycle.config import DedupConfig, LifecycleConfig
+from mnemolayer.lifecycle.decay import (
     AccessUpdate,
     RetentionExplanation,
     RetentionInput,
@@ -35,6 +27,14 @@ from .retention import (
     rank_score,
     reinforce,
     retention,
+)
+from mnemolayer.lifecycle.dedup import GUARDS, Decision, is_near_duplicate, text_similarity
+from mnemolayer.lifecycle.expiry import default_expires_at, effective_expires_at, is_expired
+from mnemolayer.lifecycle.importance import (
+    ImportanceEstimate,
+    ImportanceEstimator,
+    RuleImportance,
+    estimate_importance,
 )
 
 __all__ = [

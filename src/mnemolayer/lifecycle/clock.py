@@ -11,8 +11,8 @@ import math
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
-from ..errors import ValidationError
-from ..models import to_utc
+from mnemolayer.errors import ValidationError
+from mnemolayer.models import to_utc
 
 __all__ = ["Clock", "FakeClock", "system_clock"]
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..models import MemoryKind
+from mnemolayer.models import MemoryKind
 
 __all__ = ["DedupConfig", "LifecycleConfig"]
 
@@ -58,7 +58,7 @@ class LifecycleConfig(BaseModel):
     """How memories decay, are reinforced, forgotten and expire.
 
     The retention formula that uses these settings is given in
-    :func:`mnemolayer.lifecycle.retention.explain_retention`.
+    :func:`mnemolayer.lifecycle.decay.explain_retention`.
 
     Attributes:
         episodic_half_life_days: base half-life of what happened (turns, events).
@@ -80,7 +80,7 @@ class LifecycleConfig(BaseModel):
         access_cap: … counting at most this many accesses (by default the factor is at
             most 4, so a memory used often still fades once it stops being used).
         access_importance_bump: added to a memory's importance each time it is
-            returned by recall (:func:`~mnemolayer.lifecycle.retention.reinforce`);
+            returned by recall (:func:`~mnemolayer.lifecycle.decay.reinforce`);
         max_reinforced_importance: … but recall never lifts importance above this (an
             explicit importance set by the caller may be higher and is kept).
         archive_threshold: a memory whose retention falls below this is forgotten
@@ -114,7 +114,7 @@ class LifecycleConfig(BaseModel):
             ``None`` (the default) keeps both for good. Pinned records are never purged,
             a record merged into a purged one goes with it, and a record that a current
             fact or consolidation cites stays while it has no other source left
-            (:mod:`mnemolayer.lifecycle._purge`). In the simulated life of
+            (:mod:`mnemolayer.lifecycle.purge`). In the simulated life of
             :mod:`mnemolayer.bench.lifesim`, deleting faded records and purging both
             after 30 days holds the rows of the file between 672 and 702 from day 126
             on, where archiving without a purge lets them grow by about 60 a week.

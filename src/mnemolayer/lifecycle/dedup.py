@@ -37,9 +37,9 @@ from collections import Counter
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import ValidationError
-from ._features import Features, analyse
-from .config import DedupConfig
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle._features import Features, analyse
+from mnemolayer.lifecycle.config import DedupConfig
 
 __all__ = ["GUARDS", "Decision", "is_near_duplicate", "text_similarity"]
 

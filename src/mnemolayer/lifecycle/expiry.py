@@ -12,10 +12,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..errors import ValidationError
-from ..models import MemoryKind, MemoryRecord, to_utc
-from ..store.connection import iso
-from .config import LifecycleConfig
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.models import MemoryKind, MemoryRecord, to_utc
+from mnemolayer.store.sqlite.engine import iso
 
 __all__ = ["default_expires_at", "effective_expires_at", "expired_where", "is_expired"]
 

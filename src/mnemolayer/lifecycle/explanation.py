@@ -9,10 +9,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..models import MemoryKind, MemoryRecord
-from .config import LifecycleConfig
-from .expiry import effective_expires_at, is_expired
-from .retention import RetentionExplanation
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.decay import RetentionExplanation
+from mnemolayer.lifecycle.expiry import effective_expires_at, is_expired
+from mnemolayer.models import MemoryKind, MemoryRecord
 
 __all__ = [
     "ExpiryExplanation",

@@ -32,7 +32,7 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import ValidationError
+from mnemolayer.errors import ValidationError
 
 __all__ = [
     "SIGNALS",

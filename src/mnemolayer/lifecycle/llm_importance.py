@@ -9,12 +9,12 @@ talk low; English and Chinese alike) and the text (its first 4,000 characters) b
 ``<message>`` tags. The model answers ``{"importance": 0..1, "reason": "..."}``.
 
 The answer is read leniently: reasoning blocks, code fences and prose around the object
-are dropped and small JSON slips repaired (:func:`mnemolayer.semantic.jsonrepair.extract_json`);
+are dropped and small JSON slips repaired (:func:`mnemolayer.llm.jsonrepair.extract_json`);
 the importance may be a number or a numeric string. It must lie in [0, 1]: a model that
 answers on another scale (``8``, ``"80%"``) is not guessed at.
 
 Failures never reach the caller: a timeout, a refused connection, an HTTP error after the
-bounded retries (:mod:`mnemolayer.llm_client`), or an answer without a usable importance
+bounded retries (:mod:`mnemolayer.llm.client`), or an answer without a usable importance
 make :meth:`LLMImportance.estimate` log a warning and return the ``fallback`` estimator's
 result (by default :class:`~mnemolayer.lifecycle.importance.RuleImportance`).
 :attr:`LLMImportance.last_source` and :attr:`LLMImportance.last_error` tell which one
@@ -29,13 +29,13 @@ import logging
 import math
 from typing import TYPE_CHECKING, Any
 
-from ..config import LLMSettings
-from ..errors import ValidationError
+from mnemolayer.config import LLMSettings
+from mnemolayer.errors import ValidationError
+from mnemolayer.lifecycle.importance import ImportanceEstimate, ImportanceEstimator, RuleImportance
 
 # Both name the `llm` extra when its packages are missing.
-from ..llm_client import Deadline, LLMBacked
-from ..semantic.jsonrepair import extract_json
-from .importance import ImportanceEstimate, ImportanceEstimator, RuleImportance
+from mnemolayer.llm.client import Deadline, LLMBacked
+from mnemolayer.llm.jsonrepair import extract_json
 
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletionMessageParam

@@ -20,7 +20,7 @@ runs, for one user or every user, these steps in this order:
    records with equal metadata (two items the caller labelled apart never merge).
 3. **Consolidation** of facts and content said in 3+ interactions (:mod:`._consolidate`).
 4. **Forgetting.** A record whose retention
-   (:func:`~mnemolayer.lifecycle.retention.retention`; a restore from the archive counts
+   (:func:`~mnemolayer.lifecycle.decay.retention`; a restore from the archive counts
    as an access) is below ``archive_threshold`` *and* whose importance is below
    ``LifecycleConfig.forget_below_importance`` is archived (``archived_at``,
    ``ARCHIVE`` event; out of recall, ``Memory.restore`` brings it back) or, with
@@ -71,22 +71,22 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .. import _validate as v
-from ..errors import StoreError, ValidationError
-from ..models import MemoryKind, MemoryRecord, to_utc
-from ..store.connection import iso
-from ._consolidate import consolidate_step
-from ._merge import merge_step
-from ._pass import ACTIONS, MaintenanceOptions, Pass, UserMaintenance
-from ._purge import purge_step
-from .config import LifecycleConfig
-from .expiry import expired_where
-from .retention import as_accessed, forgetting_action
+from mnemolayer import _validate as v
+from mnemolayer.errors import StoreError, ValidationError
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.consolidate import consolidate_step
+from mnemolayer.lifecycle.decay import as_accessed, forgetting_action
+from mnemolayer.lifecycle.expiry import expired_where
+from mnemolayer.lifecycle.merge import merge_step
+from mnemolayer.lifecycle.passes import ACTIONS, MaintenanceOptions, Pass, UserMaintenance
+from mnemolayer.lifecycle.purge import purge_step
+from mnemolayer.models import MemoryKind, MemoryRecord, to_utc
+from mnemolayer.store.sqlite.engine import iso
 
 if TYPE_CHECKING:
-    from ..embed.base import Embedder
-    from ..semantic.service import SemanticLayer
-    from ..store.sqlite import SQLiteStore
+    from mnemolayer.embed.base import Embedder
+    from mnemolayer.layers.semantic.apply import SemanticLayer
+    from mnemolayer.store.sqlite.store import SQLiteStore
 
 __all__ = [
     "MaintenanceAPI",

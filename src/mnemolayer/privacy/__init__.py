@@ -3,9 +3,16 @@ before a memory is stored (:func:`redact`, :class:`RedactionConfig`)."""
 
 from __future__ import annotations
 
-from .detectors import PIIType
-from .redact import Action, Finding, RedactionConfig, RedactionResult, redact, redact_data
-from .wiring import REDACTED_KEY, resolve_privacy
+from mnemolayer.privacy.detectors import PIIType
+from mnemolayer.privacy.redact import (
+    Action,
+    Finding,
+    RedactionConfig,
+    RedactionResult,
+    redact,
+    redact_data,
+)
+from mnemolayer.privacy.wiring import REDACTED_KEY, resolve_privacy
 
 __all__ = [
     "REDACTED_KEY",

@@ -46,7 +46,14 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from enum import StrEnum
 
-from .checks import IBAN_LENGTHS, cn_id_ok, iban_ok, jwt_ok, luhn_ok, shannon_entropy
+from mnemolayer.privacy.checks import (
+    IBAN_LENGTHS,
+    cn_id_ok,
+    iban_ok,
+    jwt_ok,
+    luhn_ok,
+    shannon_entropy,
+)
 
 __all__ = ["DETECTORS", "PIIType", "Span", "ascii_digits", "is_cn_mobile", "secret_field"]
 

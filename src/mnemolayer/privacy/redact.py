@@ -23,8 +23,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import ValidationError
-from .detectors import DETECTORS, PIIType, ascii_digits, is_cn_mobile, secret_field
+from mnemolayer.errors import ValidationError
+from mnemolayer.privacy.detectors import (
+    DETECTORS,
+    PIIType,
+    ascii_digits,
+    is_cn_mobile,
+    secret_field,
+)
 
 __all__ = ["Action", "Finding", "RedactionConfig", "RedactionResult", "redact", "redact_data"]
 

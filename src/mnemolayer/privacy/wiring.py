@@ -20,10 +20,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, get_args
 
-from ..errors import ValidationError
-from ..semantic.types import ExtractedFact
-from .detectors import PIIType
-from .redact import Action, Finding, RedactionConfig, redact, redact_data
+from mnemolayer.errors import ValidationError
+from mnemolayer.extract.base import ExtractedFact
+from mnemolayer.privacy.detectors import PIIType
+from mnemolayer.privacy.redact import Action, Finding, RedactionConfig, redact, redact_data
 
 __all__ = [
     "REDACTED_KEY",

@@ -38,10 +38,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from ..errors import ValidationError
+from mnemolayer.errors import ValidationError
 
 if TYPE_CHECKING:
-    from .search import _UserVectors
+    from mnemolayer.retrieval.search import _UserVectors
 
 __all__ = [
     "AnnConfig",

@@ -10,7 +10,7 @@ Beyond", 2009, eq. 3.3 and §3.5).
 
 Collection statistics on SQLite are per user for N and n: the keyword index holds each
 user's terms apart (prefixed with the user's tag, or blinded under the user's key in an
-encrypted store; :func:`mnemolayer.textproc.user_term_tag`), so a term's document count in
+encrypted store; :func:`mnemolayer.text.terms.user_term_tag`), so a term's document count in
 the FTS5 vocabulary is the user's, found in one lookup, and N is the user's record
 count to match: the IDF says how specific a word is among this user's memories, which
 is what their search ranks, and no other user's words move it (a word in every memory

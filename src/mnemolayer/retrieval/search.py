@@ -6,14 +6,14 @@ changes; beyond ``AnnConfig.threshold`` vectors, proposed by an ANN index and re
 exactly, :mod:`mnemolayer.retrieval.ann`) and from BM25 over the FTS5 keyword index;
 both are fused into a relevance in [0, 1] and reranked with importance, recency and
 access counts; the result is scaled by the memory's retention
-(:mod:`mnemolayer.lifecycle.retention`: ``score · (1 - w + w · retention)``,
+(:mod:`mnemolayer.lifecycle.decay`: ``score · (1 - w + w · retention)``,
 ``w = LifecycleConfig.ranking_weight``), and the sources of a consolidation are
 downweighted by ``LifecycleConfig.consolidated_weight`` when the semantic record that
 consolidates them is in the search's scope.
 Expired (own ``expires_at`` or the kind's TTL), archived and merged records are never
 candidates (:func:`active_where`).
 Returned hits are counted as accesses, which reinforces them
-(:func:`mnemolayer.lifecycle.retention.reinforce`).
+(:func:`mnemolayer.lifecycle.decay.reinforce`).
 """
 
 from __future__ import annotations
@@ -27,19 +27,19 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..config import RetrievalConfig
-from ..embed.base import Embedder
-from ..lifecycle.config import LifecycleConfig
-from ..lifecycle.expiry import expired_where
-from ..lifecycle.retention import explain_retention, rank_score, reinforce, retention_many
-from ..models import Hit, MemoryRecord
-from ..store.graph import GraphStore, normalize_name
-from ..store.sqlite import RankSignals, SQLiteStore
-from ..textproc import fts_match_expression, query_terms
-from . import fusion
-from .ann import AnnConfig, LazyCosines, UserAnn, ann_candidates
-from .bm25 import bm25_scores, idf
-from .filters import Filter, compile_postgres, compile_sqlite, compile_udf
+from mnemolayer.config import RetrievalConfig
+from mnemolayer.embed.base import Embedder
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.decay import explain_retention, rank_score, reinforce, retention_many
+from mnemolayer.lifecycle.expiry import expired_where
+from mnemolayer.models import Hit, MemoryRecord
+from mnemolayer.query import Filter, compile_postgres, compile_sqlite, compile_udf
+from mnemolayer.retrieval import fusion
+from mnemolayer.retrieval.ann import AnnConfig, LazyCosines, UserAnn, ann_candidates
+from mnemolayer.retrieval.bm25 import bm25_scores, idf
+from mnemolayer.store.graph import GraphStore, normalize_name
+from mnemolayer.store.sqlite.store import RankSignals, SQLiteStore
+from mnemolayer.text.terms import fts_match_expression, query_terms
 
 __all__ = [
     "Scope",

@@ -49,7 +49,7 @@ Maintenance
 ``POST /v1/users/{user_id}/maintain`` runs one maintenance pass over one user's
 memories. ``mnemolayer serve --maintain-every 6h`` (``ServerSettings.maintain_every_s``)
 also runs one over every tenant with a store at that interval, in a background thread
-(:mod:`mnemolayer.server.scheduler`).
+(:mod:`mnemolayer.server.rest.scheduler`).
 
 Errors
 ------
@@ -76,8 +76,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .keys import ApiKey, KeyStore
-from .settings import ServerSettings, require_server_extra
+from mnemolayer.server.rest.keys import ApiKey, KeyStore
+from mnemolayer.server.rest.settings import ServerSettings, require_server_extra
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -95,6 +95,6 @@ def create_app(settings: ServerSettings) -> FastAPI:
         UsageError: FastAPI is not installed (``pip install -e '.[server]' in the mnemolayer checkout``).
     """
     require_server_extra()
-    from .app import build_app
+    from mnemolayer.server.rest.app import build_app
 
     return build_app(settings)

@@ -17,14 +17,14 @@ Four tables (schema migration 3), every row keyed by ``user_id`` first:
   from (which places facts that arrive out of order).
 
 Facts are never rewritten to say something else: conflict resolution
-(:mod:`mnemolayer.semantic.resolve`) only moves the ends of validity intervals (or cuts
+(:mod:`mnemolayer.lifecycle.conflicts`) only moves the ends of validity intervals (or cuts
 one in two) and links the fact that replaced them. They are deleted only when every memory they were extracted from is
 deleted (:meth:`GraphStore.remove_sources`) or the whole user is (:meth:`delete_user`).
 
 Reads go through the store's read path (a shared lock, retried while another process
 writes); writes take the connection ``c`` of an open ``store.transact(fn)`` transaction,
 so records and facts change together or not at all. Times are stored as fixed-width UTC
-ISO-8601 strings (see :func:`mnemolayer.store.connection.iso`), so text order is time
+ISO-8601 strings (see :func:`mnemolayer.store.sqlite.engine.iso`), so text order is time
 order.
 """
 
@@ -39,11 +39,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from ..errors import ValidationError
-from ..models import Entity, Fact, new_id, to_utc
-from ..semantic.types import SELF
-from .connection import from_iso, iso
-from .sqlite import SQLiteStore
+from mnemolayer.errors import ValidationError
+from mnemolayer.extract.base import SELF
+from mnemolayer.models import Entity, Fact, new_id, to_utc
+from mnemolayer.store.sqlite.engine import from_iso, iso
+from mnemolayer.store.sqlite.store import SQLiteStore
 
 __all__ = ["MAX_DEPTH", "GraphStore", "SourceRemoval", "normalize_name"]
 
@@ -265,7 +265,7 @@ class GraphStore:
         """The user's entity called ``name`` (by normalised name, then alias), created
         when missing and ``create`` is true.
 
-        :data:`~mnemolayer.semantic.types.SELF` (``"user"``) is the user's own entity,
+        :data:`~mnemolayer.extract.base.SELF` (``"user"``) is the user's own entity,
         named ``"user"`` with type ``"person"``; it is found by name only, never through
         another entity's alias. An existing entity of a generic type (``"thing"``) takes
         the more specific ``type`` given; a specific type is never overwritten.

@@ -1,0 +1,1 @@
+"""The offline rule extractor (English and Chinese), the default."""

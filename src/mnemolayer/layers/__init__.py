@@ -1,0 +1,1 @@
+"""The memory layers as services: episodic, semantic, procedural and working memory."""

@@ -1,0 +1,1 @@
+"""Episodic memory: what happened, when, who said it."""

@@ -1,0 +1,1 @@
+"""Procedural (reflective) memory: outcomes of strategies, what worked, what to avoid."""

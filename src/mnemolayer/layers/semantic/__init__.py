@@ -1,0 +1,1 @@
+"""Semantic memory: facts, entities and the user profile, as the facade serves them."""

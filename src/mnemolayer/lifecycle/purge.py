@@ -1,0 +1,184 @@
+"""Maintenance step: purge records that left recall long ago (opt-in).
+
+Forgetting archives a faded record (restorable) and merging hides a near-duplicate behind
+its survivor (whose provenance it is); both stay in the file, so the rows of a store grow
+with everything ever said even where its active records level off. With
+``LifecycleConfig.purge_archived_after_days`` or ``purge_merged_after_days`` set, a pass
+deletes the user's records archived (``archived_at``) or merged (``updated_at``, stamped
+when the record was merged) at least that many days before the pass's ``now``, through
+the deletion path of expiry (:meth:`~mnemolayer.lifecycle.passes.Pass.delete`: records,
+vectors and keyword index, a ``PURGE`` history event without content, the knowledge
+graph kept consistent as ``Memory.delete`` keeps it). What stays:
+
+- pinned records;
+- records that carry a fact of the knowledge graph (their sentence): deleting one would
+  take the fact out of the graph and reopen the facts it had closed;
+- a record that a current fact or consolidation cites, while that semantic record has no
+  source left outside the purge: knowledge keeps a source, so a purge deletes copies of
+  what stated a fact, never the fact;
+- a record that something is still merged into.
+
+A record merged into a purged record goes with it, however recently it was merged: it is
+a copy of what is no longer kept, and setting it free would return an old duplicate to
+recall. Merged records are deleted before the records they were merged into, so a purge
+releases nothing. The step runs right after expiry, before merging; since it waits a
+positive number of days, a second pass at the same time finds nothing to purge.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from mnemolayer.lifecycle.passes import Pass
+from mnemolayer.models import MemoryRecord
+from mnemolayer.store.sqlite.engine import iso
+
+__all__ = ["purge_step"]
+
+_BATCH = 100
+
+
+@dataclass(frozen=True)
+class _Cutoffs:
+    """Stored times at or before which an archived / merged record is due (``None``: off)."""
+
+    archived: str | None
+    merged: str | None
+
+    @classmethod
+    def of(cls, p: Pass) -> _Cutoffs:
+        def before(days: float | None) -> str | None:
+            return None if days is None else iso(p.now - timedelta(days=days))
+
+        cfg = p.config
+        return cls(before(cfg.purge_archived_after_days), before(cfg.purge_merged_after_days))
+
+    def archived_sql(self, table: str = "memories") -> tuple[str, list[Any]]:
+        """An archived record due (not merged itself), in ``table``."""
+        if self.archived is None:
+            return "0", []
+        t = table
+        return (
+            f"{t}.pinned = 0 AND {t}.merged_into IS NULL AND {t}.archived_at IS NOT NULL "
+            f"AND {t}.archived_at <= ?",
+            [self.archived],
+        )
+
+    def merged_sql(self) -> tuple[str, list[Any]]:
+        """A merged record due: merged long enough ago, or into an archived record due."""
+        into, params = self.archived_sql("t")
+        parts = [f"merged_into IN (SELECT t.id FROM memories t WHERE {into})"]
+        if self.merged is not None:
+            parts.insert(0, "updated_at <= ?")
+            params = [self.merged, *params]
+        return f"merged_into IS NOT NULL AND ({' OR '.join(parts)})", params
+
+
+def _existing(p: Pass, c: sqlite3.Connection | None, ids: Sequence[str]) -> set[str]:
+    if not ids:
+        return set()
+    if c is not None:
+        return p.store.existing_ids(c, ids)
+    return p.store.ids_where(f"id IN ({','.join('?' * len(ids))})", list(ids))
+
+
+def _held(p: Pass, c: sqlite3.Connection | None, ids: list[str], going: set[str]) -> set[str]:
+    """Which of ``ids`` must stay although due: those that carry a fact, and those that a
+    current semantic record (not itself going) cites while it has no existing source
+    outside ``going`` (the records the purge may delete)."""
+    held = set(p.semantic.graph.facts_by_memory_ids(p.user_id, ids))
+    for rec in p.store.citing(c, p.user_id, ids):
+        if rec.superseded_by is not None or rec.id in going:
+            continue
+        if not _existing(p, c, [s for s in rec.source_ids if s not in going]):
+            held.update(s for s in rec.source_ids if s in going)
+    return held & set(ids)
+
+
+def _followers(p: Pass, targets: list[str]) -> list[MemoryRecord]:
+    """The user's records merged into any of ``targets``."""
+    out: list[MemoryRecord] = []
+    for start in range(0, len(targets), 500):
+        part = targets[start : start + 500]
+        marks = ",".join("?" * len(part))
+        out += p.store.select(f"user_id = ? AND merged_into IN ({marks})", [p.user_id, *part])
+    return out
+
+
+def _plan(p: Pass, cut: _Cutoffs) -> tuple[list[str], list[str]]:
+    """``(merged ids, archived ids)`` to purge now (the module docstring's rules)."""
+    where = "user_id = ? AND pinned = 0 AND merged_into IS NOT NULL AND updated_at <= ?"
+    aged = p.store.select(where, [p.user_id, cut.merged]) if cut.merged is not None else []
+    sql, params = cut.archived_sql()
+    archived = (
+        p.store.select(f"user_id = ? AND {sql}", [p.user_id, *params])
+        if cut.archived is not None
+        else []
+    )
+    archived = [r for r in archived if r.id not in p.gone]  # dry run: expired in this pass
+    followers = _followers(p, [r.id for r in archived])
+    merged = {r.id: r for r in [*aged, *followers] if not r.pinned and r.id not in p.gone}
+    going = set(merged) | {r.id for r in archived}
+    p.examine(going)
+    held = _held(p, None, sorted(going), going)
+    staying = {str(f.merged_into) for f in followers if f.pinned or f.id in held}
+    purged = {r.id for r in archived if r.id not in held and r.id not in staying}
+    aged_ids = {r.id for r in aged}
+    leaving = [
+        i for i, r in merged.items()
+        if i not in held and (i in aged_ids or r.merged_into in purged)
+    ]  # fmt: skip
+    return sorted(leaving), sorted(purged)
+
+
+def _purge(
+    p: Pass, c: sqlite3.Connection, merged: list[str], archived: list[str], going: set[str]
+) -> list[str]:
+    """Delete ``merged`` and then ``archived`` (nothing merged into them any more) where
+    still due and not held: re-checked inside the transaction, since other processes may
+    have restored, pinned, merged or cited them since the plan."""
+    cut = _Cutoffs.of(p)
+    held = _held(p, c, [*merged, *archived], going)
+    gone: list[str] = []
+    unfollowed = "NOT EXISTS (SELECT 1 FROM memories f WHERE f.merged_into = memories.id)"
+    (merged_due, m_params), (archived_due, a_params) = cut.merged_sql(), cut.archived_sql()
+    for ids, due, params in (
+        (merged, merged_due, m_params),
+        (archived, f"{archived_due} AND {unfollowed}", a_params),
+    ):
+        drop = [i for i in ids if i not in held]
+        if not drop:
+            continue
+        where = f"pinned = 0 AND {due} AND id IN ({','.join('?' * len(drop))})"
+        gone += p.delete(c, where, [*params, *drop], "PURGE")
+    return gone
+
+
+def purge_step(p: Pass) -> None:
+    """Purge the user's records archived or merged long enough ago (module docstring)."""
+    cut = _Cutoffs.of(p)
+    if cut.archived is None and cut.merged is None:
+        return
+    merged, archived = _plan(p, cut)
+    if p.dry_run:
+        p.gone.update([*merged, *archived])
+        p.note("purged", [*merged, *archived])
+        return
+    going = {*merged, *archived}
+    # Merged records first, so the followers of an archived record are gone before it is
+    # judged (a record that something is merged into stays).
+    order = [(i, True) for i in merged] + [(i, False) for i in archived]
+    for start in range(0, len(order), _BATCH):
+        batch = order[start : start + _BATCH]
+        m = [i for i, is_merged in batch if is_merged]
+        a = [i for i, is_merged in batch if not is_merged]
+
+        def write(c: sqlite3.Connection, m: list[str] = m, a: list[str] = a) -> list[str]:
+            return _purge(p, c, m, a, going)
+
+        p.note("purged", p.store.transact(write))
+        going.difference_update(i for i, _ in batch)

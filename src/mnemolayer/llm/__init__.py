@@ -1,0 +1,1 @@
+"""The OpenAI-compatible chat client and JSON repair shared by the LLM-backed parts."""

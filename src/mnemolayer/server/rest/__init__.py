@@ -1,0 +1,1 @@
+"""The REST server (FastAPI): tenants, keys, routes, scheduler."""

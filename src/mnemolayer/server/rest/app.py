@@ -1,0 +1,110 @@
+"""The application factory: routes, error handlers, body limit and the lifespan that
+opens (and closes) the key store, the shared models, the tenants' stores and the
+maintenance scheduler."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio.to_thread
+from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from pydantic import BaseModel
+
+from mnemolayer import __version__
+from mnemolayer.server.rest.deps import ServerState
+from mnemolayer.server.rest.errors import BodyLimit, SafeJSONResponse, install_handlers
+from mnemolayer.server.rest.keys import KeyStore
+from mnemolayer.server.rest.routes import ROUTERS
+from mnemolayer.server.rest.scheduler import MaintenanceScheduler
+from mnemolayer.server.rest.settings import ServerSettings
+from mnemolayer.server.rest.tenants import TenantPool
+from mnemolayer.server.ui import mount_ui
+from mnemolayer.text.tokens import get_token_counter
+
+__all__ = ["build_app"]
+
+log = logging.getLogger("mnemolayer.server")
+
+
+class Health(BaseModel):
+    status: str
+    version: str
+
+
+def _operation_id(route: APIRoute) -> str:
+    # The handler's name: short, stable ids for generated clients (add_memories...).
+    return route.name
+
+
+def build_app(settings: ServerSettings) -> FastAPI:
+    """The FastAPI application; see :func:`mnemolayer.server.create_app`."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        def start() -> ServerState:
+            keys = KeyStore(settings.keys_path) if settings.keys_path is not None else None
+            pool = TenantPool(settings)
+            # Load the models now, once, so that the first requests do not pay for them.
+            pool.embedder.embed(["warm up"], "query")
+            if settings.extractor == "rules" and pool.extractor is not None:  # llm: no call
+                pool.extractor.extract("I live in Lisbon.", speaker=None, timestamp=None)
+            return ServerState(settings=settings, pool=pool, keys=keys)
+
+        state = await anyio.to_thread.run_sync(start)
+        # The default token vocabulary (context, working memory) takes a second or two to
+        # load; it loads behind a lock, so requests that need it meanwhile just wait.
+        threading.Thread(
+            target=lambda: get_token_counter().count("warm up"), name="warm-tokens", daemon=True
+        ).start()
+        if state.keys is not None and settings.auth and not state.keys.list():
+            log.warning(
+                "no API keys in %s: every request will get 401; make one with "
+                "`mnemolayer keys create --data-dir %s --tenant NAME`",
+                settings.keys_path,
+                settings.data_dir,
+            )
+        if settings.maintain_every_s is not None:
+            state.scheduler = MaintenanceScheduler(state.pool, settings.maintain_every_s)
+            state.scheduler.start()
+        app.state.mnemolayer = state
+        try:
+            yield
+        finally:
+            if state.scheduler is not None:  # before the stores close under it
+                await anyio.to_thread.run_sync(state.scheduler.stop)
+            state.pool.close()
+            if state.keys is not None:
+                state.keys.close()
+
+    app = FastAPI(
+        title="mnemolayer",
+        version=__version__,
+        summary="Long-term memory for LLM agents, over HTTP.",
+        description=(
+            "Every `/v1` route needs an API key (`Authorization: Bearer <key>` or "
+            "`X-API-Key`) unless the server runs in single-user mode. Errors are JSON: "
+            '`{"error": {"type", "message", "field"}}`.'
+        ),
+        lifespan=lifespan,
+        docs_url=None,  # the Swagger page loads its assets from a CDN; mnemolayer is offline
+        redoc_url=None,
+        default_response_class=SafeJSONResponse,
+        generate_unique_id_function=_operation_id,
+    )
+    install_handlers(app)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+
+    @app.get("/healthz", response_model=Health, tags=["server"])
+    async def health() -> Health:
+        """Liveness: no key needed."""
+        return Health(status="ok", version=__version__)
+
+    for router in ROUTERS:
+        app.include_router(router)
+    # The web memory browser: static files at /ui, no key (it asks for one; docs/ui.md).
+    mount_ui(app)
+    return app

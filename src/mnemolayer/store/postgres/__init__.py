@@ -1,0 +1,1 @@
+"""The PostgreSQL (pgvector) store: engine, SQL translation, migrations."""

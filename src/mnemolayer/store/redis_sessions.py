@@ -1,0 +1,472 @@
+"""Working-memory windows in Redis, shared by several processes or hosts.
+
+:class:`RedisSessionStore` is the :class:`~mnemolayer.layers.working.window.SessionStore` behind
+``Memory(sessions="redis://...")``. It needs the ``redis`` extra
+(``pip install -e '.[redis]' in the mnemolayer checkout``, redis-py 5 or later); tested with Redis 7.0.
+
+Key layout, every id quoted with ``urllib.parse.quote(id, safe="")`` so that ``:``,
+``*``, ``?``, ``[`` or ``%`` in an id can neither collide with another id nor act as a
+glob character (``agent`` is ``""`` for a window without an agent)::
+
+    {prefix}:window:{user}:{agent}:{session}   the window, one JSON document
+    {prefix}:user:{user}                       sorted set of that user's window keys,
+                                               scored by when each expires (+inf: never)
+
+A save is one ``SET`` of the whole document, so a reader sees the old window or the new
+one, never a mix; the document and the user's index change together in one MULTI/EXEC
+transaction. With a TTL, every save sets the window's expiry afresh (an idle session
+expires ``ttl_seconds`` after its last change) and keeps the index alive at least as
+long; index entries of expired windows are dropped by the user's next save.
+
+URLs are redis-py's (``redis://[[user]:password@]host[:port][/db]``, ``rediss://`` for
+TLS, ``unix:///path/to/socket?db=0``) with two query options of mnemolayer's own,
+``prefix=`` (key prefix, default ``mnemolayer``) and ``ttl=`` (seconds), so that one
+string (``MNEMOLAYER_SESSIONS``) configures everything::
+
+    redis://127.0.0.1:6379/0?prefix=chatbot&ttl=86400
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, cast
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+
+from mnemolayer.errors import StoreError, ValidationError
+from mnemolayer.layers.working.window import SessionInfo, WindowState, WorkingMessage
+from mnemolayer.store.sqlite.engine import from_iso, iso
+
+if TYPE_CHECKING:
+    import redis
+    import redis.client
+
+__all__ = ["DEFAULT_PREFIX", "RedisSessionStore", "parse_sessions_url"]
+
+#: Key prefix when neither the URL nor the constructor names one.
+DEFAULT_PREFIX = "mnemolayer"
+#: Version of the JSON document; a store refuses documents of another version.
+FORMAT = 1
+#: Seconds a client clock may run ahead of another's before the index forgets a window
+#: that is still alive (its entry is dropped only this long after its expiry).
+_CLOCK_SKEW_S = 60
+_SCHEMES = ("redis", "rediss", "unix")
+_CONNECT_TIMEOUT_S = 5.0
+_SOCKET_TIMEOUT_S = 10.0
+
+
+def redact(url: str) -> str:
+    """``url`` with its password (in the user part or a ``password=`` option) as ``***``."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            user, _, host = netloc.rpartition("@")
+            name, sep, _ = user.partition(":")
+            netloc = f"{name}:***@{host}" if sep else f"***@{host}"
+        query = "&".join(
+            f"{k}=***" if k == "password" else f"{k}={v}" for k, v in parse_qsl(parts.query)
+        )
+        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    except ValueError:
+        return url.partition("://")[0] + "://***"
+
+
+def parse_sessions_url(url: str, field: str = "sessions") -> tuple[str, str | None, int | None]:
+    """Check a Redis sessions URL and take mnemolayer's own options out of it.
+
+    Args:
+        url: ``redis://``, ``rediss://`` or ``unix://`` URL, optionally with ``prefix=``
+            and ``ttl=`` (seconds) query options.
+        field: the field named in errors (``"MNEMOLAYER_SESSIONS"`` from the settings).
+
+    Returns:
+        ``(url for redis-py, prefix or None, ttl in seconds or None)``.
+
+    Raises:
+        ValidationError: another scheme, a bad port or database number, or a bad
+            ``prefix`` / ``ttl`` (field ``field``). Messages never show the password.
+    """
+    shown = redact(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (property access parses and range-checks the port)
+    except ValueError as exc:
+        raise ValidationError(field, f"not a valid Redis URL: {shown} ({exc})") from None
+    if parts.scheme not in _SCHEMES:
+        raise ValidationError(field, f"expected a redis://, rediss:// or unix:// URL, got {shown}")
+    if parts.scheme != "unix" and parts.path.strip("/") and not parts.path.strip("/").isdigit():
+        raise ValidationError(field, f"the database in {shown} must be a number, like /0")
+    if parts.scheme == "unix" and not parts.path:
+        raise ValidationError(field, f"no socket path in {shown}")
+    options = parse_qsl(parts.query, keep_blank_values=True)
+    prefix = ttl = None
+    rest = []
+    for key, value in options:
+        if key == "prefix":
+            prefix = _prefix(value, field)
+        elif key == "ttl":
+            if not value.isdigit() or int(value) < 1:
+                raise ValidationError(
+                    field, f"ttl must be a whole number of seconds >= 1, got {value!r}"
+                )
+            ttl = int(value)
+        else:
+            rest.append((key, value))
+    clean = urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(rest), ""))
+    return clean, prefix, ttl
+
+
+def _prefix(value: Any, field: str) -> str:
+    if not isinstance(value, str) or not value or len(value) > 128:
+        raise ValidationError(field, f"prefix must be 1 to 128 characters, got {value!r}")
+    if any(c.isspace() for c in value):
+        raise ValidationError(field, f"prefix must not contain whitespace, got {value!r}")
+    return value
+
+
+def _ttl(value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError("ttl_seconds", f"expected an int >= 1 or None, got {value!r}")
+    return value
+
+
+def _import_redis() -> Any:
+    try:
+        import redis
+    except ImportError:
+        raise ValidationError(
+            "sessions",
+            "Redis sessions need the redis package: pip install -e '.[redis]' in the mnemolayer checkout",
+        ) from None
+    return redis
+
+
+def _key_part(value: str) -> str:
+    return quote(value, safe="")
+
+
+def _encode(state: WindowState, updated_at: datetime) -> str:
+    return json.dumps(
+        {
+            "format": FORMAT,
+            "user_id": state.user_id,
+            "session_id": state.session_id,
+            "agent_id": state.agent_id,
+            "budget_tokens": state.budget_tokens,
+            "encoding": state.encoding,
+            "summary": state.summary,
+            "summary_rounds": state.summary_rounds,
+            "evicted_count": state.evicted_count,
+            "updated_at": iso(updated_at),
+            "messages": [
+                {
+                    "id": m.id,
+                    "role": m.role,
+                    "content": m.content,
+                    "created_at": iso(m.created_at),
+                    "pinned": m.pinned,
+                    "archived_id": m.archived_id,
+                }
+                for m in state.messages
+            ],
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def _decode(raw: bytes | str) -> tuple[WindowState, datetime | None]:
+    """The window and its ``updated_at``; ``KeyError`` / ``ValueError`` / ``TypeError``
+    when the document is damaged."""
+    doc = json.loads(raw)
+    if doc.get("format") != FORMAT:
+        raise ValueError(f"document format {doc.get('format')!r}, this version reads {FORMAT}")
+    messages = []
+    for m in doc["messages"]:
+        at = from_iso(m["created_at"])
+        if at is None:
+            raise ValueError("a message without created_at")
+        messages.append(
+            WorkingMessage(
+                str(m["id"]), str(m["role"]), str(m["content"]), at,
+                bool(m["pinned"]), m["archived_id"],
+            )
+        )  # fmt: skip
+    state = WindowState(
+        user_id=str(doc["user_id"]), session_id=str(doc["session_id"]),
+        agent_id=doc["agent_id"], budget_tokens=int(doc["budget_tokens"]),
+        encoding=str(doc["encoding"]), messages=messages, summary=str(doc["summary"]),
+        summary_rounds=int(doc["summary_rounds"]), evicted_count=int(doc["evicted_count"]),
+    )  # fmt: skip
+    return state, from_iso(doc.get("updated_at"))
+
+
+class RedisSessionStore:
+    """:class:`~mnemolayer.layers.working.window.SessionStore` in Redis (see the module docstring for
+    the key layout, atomicity and expiry).
+
+    Args:
+        url_or_client: a ``redis://``, ``rediss://`` or ``unix://`` URL (optionally with
+            ``prefix=`` and ``ttl=`` options), or a ``redis.Redis`` client to use as is
+            (its connections are then the caller's to close).
+        prefix: key prefix; default the URL's ``prefix=``, else :data:`DEFAULT_PREFIX`.
+            Stores sharing windows must share the prefix (and should share the TTL).
+        ttl_seconds: when set, a window expires this many seconds after its last save;
+            default the URL's ``ttl=``, else never.
+
+    Raises:
+        ValidationError: a bad URL, client, prefix or option (field ``"sessions"``), a
+            bad TTL (``"ttl_seconds"``), an option given both in the URL and as an
+            argument, or the ``redis`` package missing.
+        StoreError: Redis cannot be reached or refuses the connection (the message names
+            the URL without its password).
+    """
+
+    def __init__(
+        self,
+        url_or_client: str | redis.Redis,
+        *,
+        prefix: str | None = None,
+        ttl_seconds: int | None = None,
+    ) -> None:
+        redis_mod = _import_redis()
+        url_prefix = url_ttl = None
+        if isinstance(url_or_client, str):
+            clean, url_prefix, url_ttl = parse_sessions_url(url_or_client)
+            self.url = redact(url_or_client)
+            try:
+                client = redis_mod.Redis.from_url(
+                    clean,
+                    socket_connect_timeout=_CONNECT_TIMEOUT_S,
+                    socket_timeout=_SOCKET_TIMEOUT_S,
+                )
+            except ValueError as exc:
+                raise ValidationError(
+                    "sessions", f"not a valid Redis URL: {self.url} ({exc})"
+                ) from None
+            self._owns_client = True
+        elif isinstance(url_or_client, redis_mod.Redis):
+            client = url_or_client
+            kwargs = client.connection_pool.connection_kwargs
+            where = kwargs.get("path") or f"{kwargs.get('host')}:{kwargs.get('port')}"
+            self.url = f"redis client ({where}, db {kwargs.get('db', 0)})"
+            self._owns_client = False
+        else:
+            raise ValidationError(
+                "sessions",
+                f"expected a Redis URL or a redis.Redis client, got {type(url_or_client).__name__}",
+            )
+        for name, arg, from_url in (("prefix", prefix, url_prefix), ("ttl", ttl_seconds, url_ttl)):
+            if arg is not None and from_url is not None and arg != from_url:
+                raise ValidationError(
+                    "sessions",
+                    f"{name} given both in the URL ({from_url!r}) and as an argument ({arg!r})",
+                )
+        self.prefix = _prefix(
+            prefix if prefix is not None else url_prefix or DEFAULT_PREFIX, "prefix"
+        )
+        self.ttl_seconds = _ttl(ttl_seconds if ttl_seconds is not None else url_ttl)
+        self.client: redis.Redis = client
+        try:
+            self.ping()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- keys ------------------------------------------------------------------------
+
+    def window_key(self, user_id: str, session_id: str, agent_id: str | None) -> str:
+        """The Redis key holding one window's JSON document."""
+        parts = (_key_part(user_id), _key_part(agent_id or ""), _key_part(session_id))
+        return f"{self.prefix}:window:{':'.join(parts)}"
+
+    def user_key(self, user_id: str) -> str:
+        """The Redis key of one user's window index (a sorted set of window keys)."""
+        return f"{self.prefix}:user:{_key_part(user_id)}"
+
+    # -- SessionStore ----------------------------------------------------------------
+
+    def load(self, user_id: str, session_id: str, agent_id: str | None) -> WindowState | None:
+        """The saved window of this scope, or ``None``.
+
+        Raises:
+            StoreError: Redis failed, or the saved document is damaged.
+        """
+        key = self.window_key(user_id, session_id, agent_id)
+        with self._redis_errors():
+            raw = self.client.get(key)
+        return None if raw is None else self._decode(key, raw)[0]
+
+    def save(self, state: WindowState) -> None:
+        """Replace the window of ``state``'s scope in one transaction (and reset its TTL).
+
+        Raises:
+            StoreError: Redis failed.
+        """
+        now = datetime.now(UTC)
+        key = self.window_key(state.user_id, state.session_id, state.agent_id)
+        index = self.user_key(state.user_id)
+        doc = _encode(state, now)
+        ttl = self.ttl_seconds
+        expires = math.inf if ttl is None else now.timestamp() + ttl
+
+        def write(pipe: redis.client.Pipeline) -> None:
+            keep_index = None  # ms the index must live; None: it must not expire
+            if ttl is not None:
+                left = pipe.pttl(index)  # -2: no index yet; -1: it never expires
+                # A persistent index holding windows without TTL (saved by a store
+                # without one) must stay persistent, or they would drop out of it.
+                forever = left == -1 and pipe.zcount(index, "+inf", "+inf") > 0
+                keep_index = None if forever else max(int(left), ttl * 1000)
+            pipe.multi()
+            pipe.set(key, doc, ex=ttl)
+            pipe.zadd(index, {key: expires})
+            pipe.zremrangebyscore(index, "-inf", f"({now.timestamp() - _CLOCK_SKEW_S}")
+            if keep_index is None:
+                pipe.persist(index)
+            else:
+                pipe.pexpire(index, keep_index)
+
+        with self._redis_errors():
+            if ttl is None:
+                with self.client.pipeline(transaction=True) as pipe:
+                    write(pipe)
+                    pipe.execute()
+            else:  # reads the index's expiry first: WATCHed, retried if it changes meanwhile
+                self.client.transaction(write, index)
+
+    def delete(self, user_id: str, session_id: str, agent_id: str | None) -> bool:
+        """Forget one window (and its index entry) in one transaction; ``True`` when it
+        existed.
+
+        Raises:
+            StoreError: Redis failed.
+        """
+        key = self.window_key(user_id, session_id, agent_id)
+        with self._redis_errors(), self.client.pipeline(transaction=True) as pipe:
+            pipe.delete(key)
+            pipe.zrem(self.user_key(user_id), key)
+            deleted, _ = pipe.execute()
+        return int(deleted) > 0
+
+    def delete_user(self, user_id: str) -> int:
+        """Forget every window of one user and the user's index; how many windows there
+        were. Retried if a save of that user lands between reading and deleting.
+
+        Raises:
+            StoreError: Redis failed.
+        """
+        index = self.user_key(user_id)
+
+        def drop(pipe: redis.client.Pipeline) -> None:
+            keys = pipe.zrange(index, 0, -1)
+            pipe.multi()
+            if keys:
+                pipe.delete(*keys)
+            pipe.delete(index)
+
+        with self._redis_errors():
+            results = cast("list[Any]", self.client.transaction(drop, index))
+        return int(results[0]) if len(results) == 2 else 0
+
+    def list_sessions(self, user_id: str) -> list[SessionInfo]:
+        """The user's saved windows, most recently saved first (expired ones left out).
+
+        Raises:
+            StoreError: Redis failed, or a saved document is damaged.
+        """
+        with self._redis_errors():
+            keys = cast("list[bytes]", self.client.zrange(self.user_key(user_id), 0, -1))
+            raws = cast("list[bytes | None]", self.client.mget(keys)) if keys else []
+        infos = []
+        for key, raw in zip(keys, raws, strict=True):
+            if raw is None:  # expired or deleted since the index was read
+                continue
+            state, updated = self._decode(key, raw)
+            infos.append(
+                SessionInfo(
+                    user_id=state.user_id, session_id=state.session_id,
+                    agent_id=state.agent_id, budget_tokens=state.budget_tokens,
+                    messages=len(state.messages), evicted_count=state.evicted_count,
+                    summary_rounds=state.summary_rounds, updated_at=updated,
+                )
+            )  # fmt: skip
+        infos.sort(key=lambda i: i.updated_at or datetime.min.replace(tzinfo=UTC), reverse=True)
+        return infos
+
+    def list_users(self) -> list[str]:
+        """Every user with a window index under this prefix, sorted (a SCAN, so it walks
+        the whole keyspace: meant for whole-store exports, not for hot paths).
+
+        Raises:
+            StoreError: Redis failed.
+        """
+        head = f"{self.prefix}:user:"
+        pattern = re.sub(r"([*?\[\]\\])", r"\\\1", head) + "*"
+        with self._redis_errors():
+            keys = [
+                k.decode() if isinstance(k, bytes) else str(k)
+                for k in self.client.scan_iter(match=pattern, count=1000)
+            ]
+        return sorted({unquote(k[len(head) :]) for k in keys if k.startswith(head)})
+
+    # -- connection ------------------------------------------------------------------
+
+    def ping(self) -> None:
+        """Check that Redis answers.
+
+        Raises:
+            StoreError: it does not (unreachable, refused, wrong password).
+            ValidationError: the URL carries an option redis-py does not know.
+        """
+        with self._redis_errors():
+            try:
+                self.client.ping()
+            except TypeError as exc:  # redis-py passes unknown URL options to the socket
+                raise ValidationError("sessions", f"{self.url}: {exc}") from None
+
+    def close(self) -> None:
+        """Close the connections this store opened (a client passed in is left open)."""
+        if self._owns_client:
+            self.client.close()
+
+    def __enter__(self) -> RedisSessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"RedisSessionStore({self.url!r}, prefix={self.prefix!r}, ttl_seconds={self.ttl_seconds})"
+
+    # -- internals -------------------------------------------------------------------
+
+    def _decode(self, key: bytes | str, raw: bytes | str) -> tuple[WindowState, datetime | None]:
+        try:
+            return _decode(raw)
+        except (KeyError, ValueError, TypeError, AttributeError) as exc:
+            name = key.decode() if isinstance(key, bytes) else key
+            raise StoreError(
+                f"session window {name} in Redis at {self.url} is damaged: {exc!r}"
+            ) from exc
+
+    @contextmanager
+    def _redis_errors(self) -> Iterator[None]:
+        """Map redis-py's errors to :class:`StoreError`, naming the URL (no password)."""
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import RedisError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+
+        try:
+            yield
+        except (RedisConnectionError, RedisTimeoutError) as exc:
+            raise StoreError(f"cannot reach Redis at {self.url}: {exc}") from exc
+        except RedisError as exc:
+            raise StoreError(f"Redis at {self.url} failed: {exc}") from exc

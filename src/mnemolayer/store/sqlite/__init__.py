@@ -1,0 +1,1 @@
+"""The embedded SQLite store: engine, write-ahead log, migrations."""

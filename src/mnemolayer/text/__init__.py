@@ -1,0 +1,1 @@
+"""Text processing shared by every layer: keyword terms, token counting."""
