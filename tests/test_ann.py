@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from bench.scale import ScaleData
 from mnemolayer import Memory
-from mnemolayer.bench.scale import ScaleData
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.errors import ValidationError
 from mnemolayer.retrieval.ann import (
@@ -49,6 +49,7 @@ def _exact_top(uv: UserVectors, q: np.ndarray, k: int = 10) -> set[int]:
     return set(uv.unique[np.argsort(-sims, kind="stable")[:k]].tolist())
 
 
+@pytest.mark.slow  # 20,000 vectors: several seconds
 def test_recall_at_10_on_20k_structured_vectors() -> None:
     data = ScaleData(20_000, seed=3)
     uv = _user_vectors(data.vectors(np.arange(data.n)))

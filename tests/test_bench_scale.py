@@ -1,4 +1,4 @@
-"""``mnemolayer bench scale`` at CI size: it runs end to end through the real write path,
+"""``python -m bench scale`` at CI size: it runs end to end through the real write path,
 and the ANN index it measures keeps recall@10 >= 0.95 against exact search."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from mnemolayer.bench.scale import ScaleData, StagedEmbedder, plot_scale, run_scale
-from mnemolayer.cli import app
+from bench.cli import bench_app as app
+from bench.scale import ScaleData, StagedEmbedder, plot_scale, run_scale
 from mnemolayer.errors import EmbedderError, ValidationError
 from mnemolayer.retrieval.ann import AnnConfig
 
@@ -82,7 +82,7 @@ def test_scale_cli_writes_json(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         app,
         [
-            "--embedder", "hashing", "--json", "bench", "scale",
+            "--embedder", "hashing", "--json", "scale",
             "--n", "600", "--n", "800", "--users", "10", "--queries", "5",
             "--embedder-sample", "0", "--ann-threshold", "100",
             "--workdir", str(tmp_path / "w"), "--out", str(out),

@@ -22,7 +22,8 @@ from mnemolayer import Memory
 from mnemolayer.store.engine import Engine
 
 SHARED = "the fact everyone adds at once"
-pytestmark = pytest.mark.timeout(120)
+# Threads and processes writing one store at once: seconds per test.
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 
 class Outcome:

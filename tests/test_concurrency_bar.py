@@ -28,7 +28,8 @@ from test_crash_safety import index_problems
 
 THREADS, PROCESSES, PER_WRITER = 8, 2, 20
 SHARED = "My sister Anna works at Google."
-pytestmark = pytest.mark.timeout(180)
+# Eight threads and two processes writing one store at once: seconds per test.
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
 
 def restatement(writer: str) -> str:

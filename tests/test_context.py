@@ -483,8 +483,8 @@ def test_a_larger_budget_fetches_more_episodes(tmp_path: Path) -> None:
 
 
 def test_the_context_bench_runs_on_the_sample(tmp_path: Path) -> None:
-    from mnemolayer.bench.context import run_context_bench
-    from mnemolayer.demo import SAMPLE
+    from bench.context import run_context_bench
+    from mnemolayer.cli.demo import SAMPLE
 
     result = run_context_bench(
         SAMPLE,

@@ -236,6 +236,7 @@ def _duplicates(db: sqlite3.Connection) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.slow  # kills writer processes again and again: about 10 s
 def test_no_acknowledged_add_is_lost_when_the_writer_is_killed(tmp_path: Path) -> None:
     db = tmp_path / "crash.db"
     rng = random.Random(int(os.environ.get("MNEMOLAYER_CRASH_SEED", "7")))

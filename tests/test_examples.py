@@ -25,6 +25,9 @@ CHAT_AGENT = ROOT / "examples" / "chat_agent.py"
 FAKE_LLM = Path(__file__).resolve().parent / "fake_llm_server.py"
 PROXY_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
+# The example as a subprocess, once against a fake model server process.
+pytestmark = pytest.mark.e2e
+
 SCRIPT = """\
 Hi! My name is Lena and I live in Lisbon.
 I work as a nurse at the city hospital.

@@ -1,5 +1,5 @@
 """The issue's bar: a simulated agent life of 180 days for 3 users with weekly
-maintenance (:mod:`mnemolayer.bench.lifesim`; fake clock, real SQLite, the hashing
+maintenance (:mod:`bench.lifesim`; fake clock, real SQLite, the hashing
 embedder and the rule extractor). The store stays bounded, every pinned memory and every
 current preference is still recalled at day 180, superseded and expired ones are not.
 
@@ -23,12 +23,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.lifesim import BOUNDED, COMPACT, START, USERS, Simulation, simulate
 from mnemolayer import Memory, NotFoundError
-from mnemolayer.bench.lifesim import BOUNDED, COMPACT, START, USERS, Simulation, simulate
 from mnemolayer.lifecycle import LifecycleConfig
 from mnemolayer.testing import FakeClock
 
-pytestmark = pytest.mark.timeout(180)
+# Two 180-day lives: about 20 s of simulation on two idle cores.
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 
 Life = tuple[Memory, Simulation]
 

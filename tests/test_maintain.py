@@ -730,9 +730,9 @@ def test_the_maintain_command(mem: Memory, clock: Any, db_path: Path) -> None:
 def test_the_bench_dedup_command_finds_no_false_merge() -> None:
     from typer.testing import CliRunner
 
-    from mnemolayer.cli import app
+    from bench.cli import bench_app
 
-    result = CliRunner().invoke(app, ["--embedder", "hashing", "bench", "dedup", "--json"])
+    result = CliRunner().invoke(bench_app, ["--embedder", "hashing", "dedup", "--json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["config"]["pairs"] >= 100 and doc["chosen"]["guarded"]["fp"] == 0

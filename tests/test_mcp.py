@@ -35,6 +35,9 @@ from mnemolayer.errors import ValidationError
 from mnemolayer.server.mcp import UserScope, build_server
 from mnemolayer.server.mcp._tools import Kind
 
+# MCP servers in subprocesses (stdio and streamable HTTP) and clients talking to them.
+pytestmark = pytest.mark.e2e
+
 TOOLS = {
     "add_memory",
     "search_memory",

@@ -17,11 +17,13 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from mnemolayer.demo import SAMPLE
+from mnemolayer.cli.demo import SAMPLE
 from mnemolayer.embed import HashingEmbedder
 from mnemolayer.models import Message
 
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "peers" / "mem0_vs_mnemolayer.py"
+
+pytestmark = pytest.mark.slow  # the whole comparison on the sample: about 15 s
 
 
 @pytest.fixture(scope="module")

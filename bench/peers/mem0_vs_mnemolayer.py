@@ -6,8 +6,8 @@ all in one store per system), then every question is asked to every system in tu
 Reported per system: add time (total and per record, with the embedder's share), search
 latency p50/p95/p99 per query (with and without the embedder), and recall@5/@10 against
 LoCoMo's gold evidence, scored by mnemolayer's own LoCoMo bench code
-(:mod:`mnemolayer.bench.locomo`, :mod:`mnemolayer.bench.metrics`) so the figures compare
-with ``mnemolayer bench locomo``.
+(:mod:`bench.locomo`, :mod:`bench.metrics`) so the figures compare
+with ``python -m bench locomo``.
 
 Fairness rules (see ``bench/peers/README.md``):
 
@@ -51,16 +51,25 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from mnemolayer.bench import _harness
-from mnemolayer.bench.locomo import _metrics, _plan, conversation_end, session_messages
-from mnemolayer.bench.metrics import percentiles, question_scores
+if __package__ in (None, ""):  # run as a script: the repository root holds ``bench``
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench import _harness
+from bench.locomo import _metrics, _plan, conversation_end, session_messages
+from bench.metrics import percentiles, question_scores
 from mnemolayer.embed.base import Embedder, EmbedKind, check_texts
 from mnemolayer.lifecycle.clock import FakeClock
 from mnemolayer.models import MemoryRecord, Message
 from mnemolayer.retrieval.index import index_text
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = REPO.parent / "shared" / "data" / "locomo" / "locomo_dev.json"
+#: LoCoMo dev: $MNEMOLAYER_LOCOMO, else under $MNEMOLAYER_DATA_DIR, else ../shared/data.
+DEFAULT_DATA = Path(
+    os.environ.get("MNEMOLAYER_LOCOMO")
+    or Path(os.environ.get("MNEMOLAYER_DATA_DIR") or REPO.parent / "shared" / "data")
+    / "locomo"
+    / "locomo_dev.json"
+)
 DEFAULT_OUT = REPO / "results" / "peers" / "mem0_vs_mnemolayer.json"
 DEFAULT_PLOT = REPO / "docs" / "bench" / "peers.png"
 
@@ -108,7 +117,7 @@ class Conversation:
         end: the time of its last turn (mnemolayer's clock for it, as in its LoCoMo bench).
         sessions: ``(session number, turns)`` in order.
         questions: dicts with ``index``, ``question``, ``category``, ``gold`` (dia_ids),
-            as :mod:`mnemolayer.bench.locomo` selects them.
+            as :mod:`bench.locomo` selects them.
     """
 
     sample_id: str
@@ -148,7 +157,7 @@ def load_locomo(
     LoCoMo bench chooses them (evidence repaired, questions without evidence skipped).
 
     Args:
-        samples: LoCoMo samples (``mnemolayer.bench.locomo.load_conversations``).
+        samples: LoCoMo samples (``bench.locomo.load_conversations``).
         max_questions: stop after this many questions overall.
 
     Returns:
@@ -287,7 +296,7 @@ Ranked = list[tuple[str, int | None]]  # (dia_id, session) per hit, best first
 
 class MnemolayerSystem:
     """mnemolayer: one SQLite store, ``Memory.add`` per LoCoMo session, ``Memory.search``
-    with ``kinds=["episodic"]`` (as ``mnemolayer bench locomo`` does).
+    with ``kinds=["episodic"]`` (as ``python -m bench locomo`` does).
 
     Args:
         name: the system's name in the report.
@@ -610,7 +619,7 @@ def run_systems(
 
 def score(sample_id: str, question: dict[str, Any], ranked: Ranked) -> dict[str, Any]:
     """One ``details`` entry: the question, the ranked dia_ids and their scores
-    (:func:`mnemolayer.bench.metrics.question_scores`, as mnemolayer's LoCoMo bench)."""
+    (:func:`bench.metrics.question_scores`, as mnemolayer's LoCoMo bench)."""
     gold = question["gold"]
     ids = [dia_id for dia_id, _ in ranked]
     sessions = [session for _, session in ranked]
@@ -770,7 +779,7 @@ def run(
         ValueError: an unknown or repeated system name.
         ImportError: ``mem0`` asked for and ``mem0ai`` not installed.
     """
-    from mnemolayer.bench.locomo import load_conversations
+    from bench.locomo import load_conversations
 
     unknown = [s for s in systems if s not in SYSTEMS]
     if unknown or len(set(systems)) != len(systems):

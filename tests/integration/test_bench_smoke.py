@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from mnemolayer.bench.locomo import run_locomo
-from mnemolayer.bench.metrics import METRIC_NAMES
-from mnemolayer.bench.report import plot_results, print_report
-from mnemolayer.demo import SAMPLE
-from mnemolayer.demo import main as demo_main
+from bench.locomo import run_locomo
+from bench.metrics import METRIC_NAMES
+from bench.report import plot_results, print_report
+from mnemolayer.cli.demo import SAMPLE
 
 ROWS = ("multi-hop", "temporal", "open-domain", "single-hop", "overall", "adversarial")
 
@@ -75,14 +74,3 @@ def test_max_questions_stops_early(tmp_path: Path) -> None:
         workdir=tmp_path,
     )
     assert small["counts"]["questions"] == 3
-
-
-def test_demo_runs_on_the_sample(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # keep the real cache clean
-    demo_main(["--data", str(SAMPLE), "--embedder", "hashing", "--workdir", str(tmp_path / "demo")])
-    out = capsys.readouterr().out
-    assert "What mnemolayer recalls" in out
-    assert "mnemolayer --db" in out and "search --user sample-1" in out
-    assert (tmp_path / "demo" / "locomo-sample-1.db").is_file()

@@ -1,9 +1,9 @@
 """The rule extractor on the labelled gold sets: the issue's extraction-quality bar.
 
 Precision ≥ 0.85 and recall ≥ 0.70 per language, under the matching rule of
-:mod:`mnemolayer.extract.evaluate`. On failure the message lists the worst kinds and a
+:mod:`bench.extraction`. On failure the message lists the worst kinds and a
 sample of the false positives and negatives. The same figures, with a table per kind:
-``mnemolayer bench extraction``.
+``python -m bench extraction``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from bench.extraction import ExtractionScores, evaluate, load_gold
 from mnemolayer.extract.base import Extractor
-from mnemolayer.extract.evaluate import ExtractionScores, evaluate, load_gold
 
 rules = pytest.importorskip(
     "mnemolayer.extract.rules.extractor",

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from mnemolayer.bench.locomo import run_locomo
-from mnemolayer.bench.memorybank import run_memorybank
+from bench.locomo import run_locomo
+from bench.memorybank import run_memorybank
+from helpers import shared_data
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 #: recall@5, categories 1-4, LoCoMo dev conv-26 (150 questions; measured 0.621 with fact
 #: extraction on, the default, and 0.622 without).
 LOCOMO_CONV26_FLOOR = 0.60
@@ -27,16 +27,9 @@ LOCOMO_CONV26_FLOOR = 0.60
 MEMORYBANK_ZH_FLOOR = 0.93
 
 
-def _data(relative: str) -> Path:
-    for base in (ROOT.parent / "shared" / "data", Path("/work/shared/data")):
-        if (base / relative).exists():
-            return base / relative
-    pytest.skip(f"benchmark data {relative} not found beside the repository")
-
-
 def test_locomo_conv26_recall_floor(tmp_path: Path) -> None:
     result = run_locomo(
-        _data("locomo/locomo_dev.json"),
+        shared_data("locomo/locomo_dev.json"),
         conversations=["conv-26"],
         workdir=tmp_path,
         cache=False,
@@ -48,7 +41,7 @@ def test_locomo_conv26_recall_floor(tmp_path: Path) -> None:
 
 
 def test_memorybank_zh_recall_floor(tmp_path: Path) -> None:
-    base = _data("memorybank")
+    base = shared_data("memorybank")
     result = run_memorybank(
         base / "memory_bank_cn_dev.json",
         base / "gold_dev.jsonl",

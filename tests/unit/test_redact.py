@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.pii import load_gold, score_gold
 from mnemolayer.errors import ValidationError
 from mnemolayer.privacy import Finding, PIIType, RedactionConfig, redact, redact_data
 from mnemolayer.privacy.checks import cn_id_ok, iban_ok, jwt_ok, luhn_ok, shannon_entropy
-from mnemolayer.privacy.evaluate import load_gold, score_gold
 
 GOLD = Path(__file__).parent.parent / "data" / "pii"
 EVERYTHING = RedactionConfig.uniform("redact")

@@ -25,11 +25,8 @@ from mnemolayer.cli import (  # noqa: F401  (importing registers the commands)
     session_commands,
 )
 from mnemolayer.cli._common import app
-from mnemolayer.cli.bench import bench_app
 
 __all__ = ["app", "main"]
-
-app.add_typer(bench_app, name="bench")
 
 
 def main() -> None:

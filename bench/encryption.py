@@ -7,7 +7,7 @@ day apart, sentences about people, places, plans and preferences from fixed temp
 out of the measurement; the ``rules`` fact extractor runs as it does by default, so fact
 and graph writes (sealed too) are counted.
 
-Run ``python -m mnemolayer.bench.encryption [--turns 2000] [--queries 200] [--repeat 3]
+Run ``python -m bench.encryption [--turns 2000] [--queries 200] [--repeat 3]
 [--json OUT]``; each configuration runs ``--repeat`` times, alternating, and the median
 of each figure is reported.
 Add throughput is turns per second with one ``add`` call per turn (one transaction each);

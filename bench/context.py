@@ -16,7 +16,7 @@ metadata. Per question:
   turns (an extractive answer), whether the context's text holds it; a check that
   condensing keeps the part of a message that answers.
 
-Run: ``mnemolayer bench context --data ../shared/data/locomo/locomo_dev.json``.
+Run: ``python -m bench context --data ../shared/data/locomo/locomo_dev.json``.
 """
 
 from __future__ import annotations
@@ -29,8 +29,11 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-from mnemolayer.bench import _harness
-from mnemolayer.bench.locomo import (
+from mnemolayer.embed.base import Embedder
+from mnemolayer.lifecycle.clock import FakeClock
+
+from . import _harness
+from .locomo import (
     CATEGORIES,
     SCORED_CATEGORIES,
     _plan,
@@ -39,8 +42,6 @@ from mnemolayer.bench.locomo import (
     session_messages,
     turn_content,
 )
-from mnemolayer.embed.base import Embedder
-from mnemolayer.lifecycle.clock import FakeClock
 
 __all__ = ["run_context_bench"]
 
@@ -142,8 +143,8 @@ def run_context_bench(
     """Ingest LoCoMo conversations and check each question's context for its evidence.
 
     One store per conversation (``user_id = sample_id``), ingested as in
-    :func:`mnemolayer.bench.locomo.run_locomo`, with the same clock: "now" is the
-    conversation's last turn (:func:`~mnemolayer.bench.locomo.conversation_end`), so
+    :func:`bench.locomo.run_locomo`, with the same clock: "now" is the
+    conversation's last turn (:func:`~bench.locomo.conversation_end`), so
     retention counts the conversation's own time.
 
     Args:
@@ -151,7 +152,7 @@ def run_context_bench(
         budget_tokens: the context budget (o200k_base tokens).
         out: also write the result JSON here.
         embedder, conversations, workdir, cache, max_questions, show_progress, extractor:
-            as for :func:`~mnemolayer.bench.locomo.run_locomo`.
+            as for :func:`~bench.locomo.run_locomo`.
         format: ``"markdown"`` or ``"json"`` context rendering.
 
     Returns:
@@ -164,9 +165,10 @@ def run_context_bench(
         ``max_tokens``); ``counts``; ``latency`` (context assembly milliseconds,
         p50/p95); ``details`` per question.
     """
-    from mnemolayer.bench.metrics import percentiles
     from mnemolayer.context.assemble import build_context
     from mnemolayer.memory import Memory
+
+    from .metrics import percentiles
 
     samples = load_conversations(data_path, conversations)
     counts: dict[str, Any] = {

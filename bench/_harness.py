@@ -26,11 +26,12 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from mnemolayer.bench.metrics import percentiles
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.embed.base import Embedder, EmbedKind
 from mnemolayer.extract.base import Extraction, Extractor
 from mnemolayer.models import Hit, MemoryRecord, Message
+
+from .metrics import percentiles
 
 CachePath = bool | str | os.PathLike[str]
 

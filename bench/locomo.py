@@ -4,9 +4,9 @@ LoCoMo (Maharana et al., "Evaluating Very Long-Term Conversational Memory of LLM
 ACL 2024) has long two-person conversations split into dated sessions, and questions
 whose ``evidence`` names the dialogue turns (``"D3:7"`` = session 3, turn 7) that answer
 them. Each turn becomes one memory; each question is searched and the dia_ids of the
-hits are scored against the evidence (see :mod:`mnemolayer.bench.metrics`).
+hits are scored against the evidence (see :mod:`bench.metrics`).
 
-Run: ``mnemolayer bench locomo --data ../shared/data/locomo/locomo_dev.json``.
+Run: ``python -m bench locomo --data ../shared/data/locomo/locomo_dev.json``.
 """
 
 from __future__ import annotations
@@ -19,13 +19,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from mnemolayer.bench import _harness
-from mnemolayer.bench.metrics import aggregate, question_scores
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.embed.base import Embedder
 from mnemolayer.lifecycle.clock import FakeClock
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import Message
+
+from . import _harness
+from .metrics import aggregate, question_scores
 
 __all__ = [
     "CATEGORIES",
@@ -312,7 +313,7 @@ def run_locomo(
     Returns:
         JSON-ready dict: ``config``; ``metrics`` (rows ``multi-hop``, ``temporal``,
         ``open-domain``, ``single-hop``, ``overall`` for 1-4, ``adversarial``; each has
-        the metrics of :data:`~mnemolayer.bench.metrics.METRIC_NAMES` and ``questions``);
+        the metrics of :data:`~bench.metrics.METRIC_NAMES` and ``questions``);
         ``by_conversation`` (the overall row per sample); ``latency``; ``counts``; and
         ``details`` (per question: gold, ranked dia_ids, scores).
     """

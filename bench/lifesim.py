@@ -11,7 +11,7 @@ room for a week). Generation is deterministic (seeded). After every
 ``maintain_every`` days a maintenance pass runs at the end of the day; the number of
 active (recallable) records per user is the store-size curve.
 
-Run ``python -m mnemolayer.bench.lifesim [--out docs/lifecycle_sim.png]`` to simulate
+Run ``python -m bench.lifesim [--out docs/lifecycle_sim.png]`` to simulate
 three policies and plot their curves (active records, and rows in the file):
 
 - the default (``LifecycleConfig()``): plain turns are kept, active records grow;
@@ -269,11 +269,11 @@ def _plot(runs: dict[str, Simulation], out: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry: ``python -m mnemolayer.bench.lifesim``."""
+    """Command-line entry: ``python -m bench.lifesim``."""
     from mnemolayer.memory import Memory
 
     parser = argparse.ArgumentParser(
-        prog="python -m mnemolayer.bench.lifesim", description=__doc__.split("\n")[0]
+        prog="python -m bench.lifesim", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--days", type=int, default=180)
     parser.add_argument("--embedder", default="hashing")

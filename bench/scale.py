@@ -1,4 +1,4 @@
-"""``mnemolayer bench scale``: add throughput, search latency, disk and memory at 10k–1M
+"""``python -m bench scale``: add throughput, search latency, disk and memory at 10k–1M
 memories, with the embedder out of the timed loop.
 
 Memories are synthetic but structured so that nearest neighbours mean something (and
@@ -41,10 +41,11 @@ from typing import Any, Literal
 
 import numpy as np
 
-from mnemolayer.bench._harness import make_progress, workspace, write_json
-from mnemolayer.bench.metrics import percentiles
 from mnemolayer.errors import ValidationError
 from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates, record_sims
+
+from ._harness import make_progress, workspace, write_json
+from .metrics import percentiles
 
 __all__ = [
     "BACKENDS",
@@ -188,7 +189,7 @@ def open_backend(
 
     if backend == "postgres":
         return _open_postgres(workdir, embedder, extractor)
-    from mnemolayer.bench._harness import fresh_store
+    from ._harness import fresh_store
 
     path = fresh_store(workdir, "scale")
     mem = Memory(path, embedder=embedder, extractor=extractor)  # type: ignore[arg-type]
@@ -670,7 +671,7 @@ def plot_scale(
     """
     if not results:
         raise ValueError("plot_scale needs at least one result")
-    from mnemolayer.bench.report import _pyplot
+    from .report import _pyplot
 
     plt = _pyplot()
     runs = sorted(results, key=lambda r: r["config"]["n"])
@@ -697,7 +698,7 @@ def plot_scale(
     right.set_ylabel("add, records/s (excl. embedder)")
     right.grid(axis="y", alpha=0.3)
     backend = runs[0]["config"]["backend"]
-    fig.suptitle(f"mnemolayer bench scale — {backend}", fontsize=10)
+    fig.suptitle(f"bench scale — {backend}", fontsize=10)
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -707,8 +708,8 @@ def plot_scale(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m mnemolayer.bench.scale RESULT.json ... [--plot PNG]``: print saved
-    results (``mnemolayer bench scale --out``) and chart them together."""
+    """``python -m bench.scale RESULT.json ... [--plot PNG]``: print saved
+    results (``python -m bench scale --out``) and chart them together."""
     import argparse
     import json
 

@@ -6,7 +6,7 @@ English, and probing questions per user. The gold file (``gold_dev.jsonl``, see
 ``GOLD_README.md`` beside the data) names the (date, pair) that answer each probe. Each
 (query, response) pair becomes one memory; each probe is searched in its user's store.
 
-Run: ``mnemolayer bench memorybank --bank memory_bank_cn_dev.json --gold gold_dev.jsonl
+Run: ``python -m bench memorybank --bank memory_bank_cn_dev.json --gold gold_dev.jsonl
 --lang zh``.
 """
 
@@ -21,11 +21,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
-from mnemolayer.bench import _harness
-from mnemolayer.bench.metrics import aggregate, question_scores
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.embed.base import Embedder
 from mnemolayer.models import Message
+
+from . import _harness
+from .metrics import aggregate, question_scores
 
 __all__ = [
     "RENDERINGS",

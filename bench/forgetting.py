@@ -10,7 +10,7 @@ a turn is forgotten when :func:`mnemolayer.lifecycle.decay.forgetting_action` sa
 how the default floor was chosen (see
 :attr:`mnemolayer.lifecycle.LifecycleConfig.forget_below_importance`).
 
-Run: ``python -m mnemolayer.bench.forgetting --data ../shared/data/locomo/locomo_dev.json``.
+Run: ``python -m bench.forgetting --data ../shared/data/locomo/locomo_dev.json``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from mnemolayer.bench.locomo import (
+from mnemolayer.lifecycle.config import LifecycleConfig
+from mnemolayer.lifecycle.decay import RetentionInput, forgetting_action
+from mnemolayer.lifecycle.states import write_importance
+from mnemolayer.models import MemoryKind
+
+from .locomo import (
     SCORED_CATEGORIES,
     _sessions,
     conversation_end,
@@ -30,10 +35,6 @@ from mnemolayer.bench.locomo import (
     parse_evidence,
     turn_content,
 )
-from mnemolayer.lifecycle.config import LifecycleConfig
-from mnemolayer.lifecycle.decay import RetentionInput, forgetting_action
-from mnemolayer.lifecycle.states import write_importance
-from mnemolayer.models import MemoryKind
 
 __all__ = ["forgetting_impact", "main"]
 
@@ -99,9 +100,9 @@ def forgetting_impact(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry: ``python -m mnemolayer.bench.forgetting``."""
+    """Command-line entry: ``python -m bench.forgetting``."""
     parser = argparse.ArgumentParser(
-        prog="python -m mnemolayer.bench.forgetting", description=__doc__.split("\n")[0]
+        prog="python -m bench.forgetting", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--data", required=True, help="a LoCoMo JSON file")
     args = parser.parse_args(argv)

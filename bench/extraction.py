@@ -146,7 +146,7 @@ class _FactLike(Protocol):
 def default_data_dir() -> Path | None:
     """The gold set's directory in a source checkout (``<repo>/tests/data/extraction``),
     or ``None`` when mnemolayer runs from an installed package without its tests."""
-    candidate = Path(__file__).resolve().parents[3] / "tests" / "data" / "extraction"
+    candidate = Path(__file__).resolve().parents[1] / "tests" / "data" / "extraction"
     return candidate if candidate.is_dir() else None
 
 

@@ -3,7 +3,7 @@ time :func:`~mnemolayer.privacy.redact` takes per message on real chat text.
 
 Run::
 
-    python -m mnemolayer.privacy.evaluate --gold tests/data/pii \\
+    python -m bench.pii --gold tests/data/pii \\
         --locomo ../shared/data/locomo/locomo_dev.json
 
 The gold set is JSON Lines, one message per line: ``{"id", "lang", "text", "findings":

@@ -1,0 +1,104 @@
+"""``python -m bench``: the benchmark command line of the source checkout, end to end on
+the bundled sample (and MemoryBank dev when ``../shared`` holds it), hashing embedder.
+
+The benchmarks are not part of the ``mnemolayer`` wheel: nothing under ``src/`` may import
+them, and the ``mnemolayer`` command line has no ``bench`` command.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer.main
+from typer.testing import CliRunner
+
+from bench.cli import bench_app
+from helpers import REPO, shared_data
+from mnemolayer.cli import app
+from mnemolayer.cli.demo import SAMPLE
+
+runner = CliRunner()
+
+
+def ok(*args: str) -> Any:
+    """``python -m bench --embedder hashing --json ARGS``: check success, parse stdout."""
+    result = runner.invoke(bench_app, ["--embedder", "hashing", "--json", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_bench_locomo(tmp_path: Path) -> None:
+    out, plot = tmp_path / "locomo.json", tmp_path / "locomo.png"
+    args = ["--data", str(SAMPLE), "--no-cache", "--workdir", str(tmp_path / "work")]
+    result = ok("locomo", *args, "--out", str(out))
+    assert result["config"]["embedder"].startswith("hashing")  # the global --embedder
+    assert result["metrics"]["overall"]["questions"] > 0
+    assert json.loads(out.read_text(encoding="utf-8"))["metrics"] == result["metrics"]
+
+    report = runner.invoke(
+        bench_app,
+        ["locomo", *args, "--embedder", "hashing", "--mode", "keyword", "--plot", str(plot)],
+    )
+    assert report.exit_code == 0, report.output
+    assert "overall" in report.stdout and "mode=keyword" in report.stdout
+    assert plot.stat().st_size > 0
+
+
+def test_bench_context(tmp_path: Path) -> None:
+    args = ["--data", str(SAMPLE), "--no-cache", "--workdir", str(tmp_path / "work")]
+    result = ok("context", *args, "--budget", "300")
+    assert result["metrics"]["overall"]["questions"] == 12
+    table = runner.invoke(bench_app, ["--embedder", "hashing", "context", *args])
+    assert table.exit_code == 0, table.output
+    assert "context under 1500 tokens" in table.stdout
+
+
+def test_bench_memorybank(tmp_path: Path) -> None:
+    data = shared_data("memorybank")
+    args = ["--bank", str(data / "memory_bank_en_dev.json"), "--gold", str(data / "gold_dev.jsonl")]
+    result = ok("memorybank", *args, "--lang", "en", "--no-cache")
+    assert result["config"]["benchmark"] == "memorybank-en"
+    assert result["metrics"]["overall"]["questions"] > 0
+
+
+def test_errors_are_one_line_with_the_usage_exit_code(tmp_path: Path) -> None:
+    result = runner.invoke(bench_app, ["--embedder", "nope", "locomo", "--data", str(SAMPLE)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.count("error:") == 1 and "nope" in result.output
+
+
+def test_python_dash_m_bench_runs_from_the_repository_root() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "bench", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    for command in ("locomo", "memorybank", "context", "extraction", "dedup", "scale"):
+        assert command in done.stdout
+
+
+def test_the_mnemolayer_cli_has_no_bench_command() -> None:
+    assert "bench" not in typer.main.get_command(app).commands  # type: ignore[attr-defined]
+
+
+def test_nothing_in_the_library_imports_the_benchmarks() -> None:
+    pattern = re.compile(
+        r"^\s*(from|import)\s+(bench\b|mnemolayer\.bench\b|\.+bench\b|"
+        r"mnemolayer\.(semantic|privacy)\.evaluate\b)",
+        re.M,
+    )
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in sorted((REPO / "src").rglob("*.py"))
+        if pattern.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+    assert not (REPO / "src" / "mnemolayer" / "bench").exists()
