@@ -45,8 +45,9 @@ test: $(DEV)
 
 # Quick tests: not `slow`, not `e2e` (server processes, browsers), not `postgres` (the
 # contract suite's second run), property tests at 20 examples (test_properties.py).
+FAST_TESTS := MNEMOLAYER_HYPOTHESIS_PROFILE=quick $(BIN)/python -m pytest -q -m "not slow and not e2e and not postgres"
 test-fast: $(DEV)
-	MNEMOLAYER_HYPOTHESIS_PROFILE=quick $(BIN)/python -m pytest -q -m "not slow and not e2e and not postgres"
+	$(FAST_TESTS)
 
 lint: $(DEV)
 	$(BIN)/ruff format --check $(LINTED)
@@ -54,7 +55,17 @@ lint: $(DEV)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-check: lint test-fast
+# lint and the import contracts, then the fast tests with mypy beside them on the second
+# core (its report follows the tests'); fails when either does.
+check: $(DEV)
+	$(BIN)/ruff format --check $(LINTED)
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/lint-imports
+	@echo "$(BIN)/mypy (beside the tests) && $(FAST_TESTS)"
+	@$(BIN)/mypy > $(VENV)/.mypy.out 2>&1 & mypy=$$!; \
+	$(FAST_TESTS); tests=$$?; \
+	wait $$mypy; types=$$?; echo "mypy:"; cat $(VENV)/.mypy.out; \
+	test $$tests -eq 0 && test $$types -eq 0
 
 bench: $(CORE)
 	@test -f "$(LOCOMO)" || { echo "LoCoMo not found at $(LOCOMO): set MNEMOLAYER_LOCOMO or DATA=path" >&2; exit 2; }
