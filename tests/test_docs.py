@@ -467,9 +467,9 @@ def test_page_blocks_run(
 ) -> None:
     """Every block of the page, with the hashing embedder in place of the default model
     (fast; what the examples say about ranking is checked by the slow test below)."""
-    import mnemolayer.embed
+    import mnemolayer.registry
 
-    monkeypatch.setattr(mnemolayer.embed, "DEFAULT_EMBEDDER", "hashing")
+    monkeypatch.setattr(mnemolayer.registry, "DEFAULT_EMBEDDER", "hashing")
     monkeypatch.setenv("MNEMOLAYER_EMBEDDER", "hashing")
     run_page(page, page_dirs)
 
