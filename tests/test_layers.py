@@ -20,11 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "mnemolayer"
 
 #: Modules allowed over the size limit, with the reason (rule tables are data, not logic).
-LONG_MODULES = {
-    "extract/rules/en/lexicon.py": "English rule tables (word lists)",
-    "extract/rules/en/phrases.py": "English rule tables (phrase patterns)",
-    "extract/rules/en/table.py": "English rule table",
-}
+LONG_MODULES: dict[str, str] = {}  # none today; the en/zh rule tables would qualify
 MAX_LINES = 600
 MAX_FACADE_LINES = 400
 
@@ -111,8 +107,8 @@ def test_modules_stay_small() -> None:
         if n > MAX_LINES and rel not in LONG_MODULES:
             too_long[rel] = n
     assert too_long == {}
-    for rel in LONG_MODULES:  # the exceptions stay true
-        assert (SRC / rel).exists(), rel
+    for rel in LONG_MODULES:  # an exception stays needed, or leaves the list
+        assert len((SRC / rel).read_text(encoding="utf-8").splitlines()) > MAX_LINES, rel
 
 
 def test_the_facade_is_thin() -> None:
