@@ -191,12 +191,36 @@ class Sessions:
         self.clock = clock
         self.windows = WindowServices(writer, summarizer, privacy, clock, sessions)
 
-    def working(self, **kwargs: Any) -> WorkingMemory:
-        """The working memory (token-budgeted live window) of one session; see
-        :func:`mnemolayer.layers.working.window.working` for the arguments (``session_id``,
-        ``user_id``, ``budget_tokens``…). The window persists in the store and resumes
-        exactly in a new process."""
-        return open_window(self.windows, **kwargs)
+    def working(
+        self,
+        *,
+        session_id: str,
+        user_id: str,
+        budget_tokens: int = 4000,
+        agent_id: str | None = None,
+        counter: TokenCounter | str | None = None,
+        store: SessionStore | None = None,
+    ) -> WorkingMemory:
+        """The working memory (token-budgeted live window) of one session. The window
+        persists in the store and resumes exactly in a new process.
+
+        Args:
+            session_id: the session; a required id (at most 256 characters).
+            user_id: the session's user; a required id.
+            budget_tokens: the window's budget in tokens (see
+                :func:`mnemolayer.layers.working.window.working` for the bounds); a resumed
+                window takes the new budget and is compacted at once if it no longer fits.
+            agent_id: optional narrower scope.
+            counter: the tokenizer (default ``"o200k_base"``).
+            store: where the window persists; default the memory's session store.
+
+        Raises:
+            ValidationError: a bad id, budget or counter (naming the field).
+        """
+        return open_window(
+            self.windows, session_id=session_id, user_id=user_id, budget_tokens=budget_tokens,
+            agent_id=agent_id, counter=counter, store=store,
+        )  # fmt: skip
 
     def list_sessions(self, user_id: str) -> builtins.list[SessionInfo]:
         """The saved working-memory windows of a user (see
