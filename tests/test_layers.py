@@ -131,6 +131,7 @@ SQL_OUTSIDE_STORE: dict[str, str] = {
     "crypto/keyring.py": "own-file store: the keyring is its own SQLite file",
     "embed/cache.py": "own-file store: the embedding cache is its own SQLite file",
     "server/rest/keys.py": "own-file store: the server's API keys are their own SQLite file",
+    "sqlitefile.py": "the WAL pragmas and checkpoints every SQLite file shares (store included)",
     # Still to move behind store methods (the erasure hooks exist: tests/test_store_hooks.py).
     "privacy/erasure.py": "verified deletion: the post-commit checks count rows per table",
     "privacy/tables.py": "verified deletion: where a user's rows are, table by table",

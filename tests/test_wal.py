@@ -11,7 +11,7 @@ from mnemolayer import Memory
 from mnemolayer.embed.cache import CachedEmbedder
 from mnemolayer.embed.hashing import HashingEmbedder
 from mnemolayer.server.rest.keys import KeyStore
-from mnemolayer.store.sqlite.wal import WalCheckpointer, configure_wal
+from mnemolayer.sqlitefile import WalCheckpointer, configure_wal
 
 
 def wal_size(path: Path) -> int:

@@ -259,12 +259,12 @@ def check_threads(value: str | int, field: str = "embed_threads") -> int:
 
 def check_sessions(value: str, field: str = "sessions") -> str:
     """``value`` stripped, when it is ``"sqlite"`` or a well-formed Redis URL (checked
-    without connecting; see :func:`mnemolayer.store.redis_sessions.parse_sessions_url`).
+    without connecting; see :func:`mnemolayer.urls.parse_sessions_url`).
 
     Raises:
         mnemolayer.errors.ValidationError: anything else (naming ``field``).
     """
-    from mnemolayer.store.redis_sessions import parse_sessions_url
+    from mnemolayer.urls import parse_sessions_url
 
     value = value.strip()
     if value != "sqlite":

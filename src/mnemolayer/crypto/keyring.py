@@ -35,8 +35,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from mnemolayer.crypto.keys import KEY_BYTES, key_check_value
 from mnemolayer.errors import StoreError, ValidationError
-from mnemolayer.store.sqlite.engine import retry_locked
-from mnemolayer.store.sqlite.wal import WalCheckpointer, configure_wal
+from mnemolayer.sqlitefile import WalCheckpointer, configure_wal, retry_locked
 
 __all__ = ["KeyRing", "KeyUnavailableError"]
 

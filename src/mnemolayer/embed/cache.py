@@ -21,7 +21,7 @@ import numpy as np
 
 from mnemolayer.embed.base import Embedder, EmbedKind, check_kind, check_texts
 from mnemolayer.errors import EmbedderError
-from mnemolayer.store.sqlite.wal import WalCheckpointer, configure_wal
+from mnemolayer.sqlitefile import WalCheckpointer, configure_wal
 
 __all__ = ["CachedEmbedder", "default_cache_path"]
 

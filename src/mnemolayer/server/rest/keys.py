@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from mnemolayer import _validate as v
 from mnemolayer.errors import NotFoundError, StoreError, ValidationError
 from mnemolayer.server.rest.settings import check_tenant
-from mnemolayer.store.sqlite.wal import WalCheckpointer, configure_wal
+from mnemolayer.sqlitefile import WalCheckpointer, configure_wal
 
 __all__ = ["KEY_PREFIX", "ApiKey", "KeyStore"]
 

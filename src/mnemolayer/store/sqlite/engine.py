@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import random
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from mnemolayer.errors import StoreBusyError, StoreCorruptError, StoreError
+from mnemolayer.sqlitefile import WalCheckpointer, configure_wal, retry_locked, truncate_log
 from mnemolayer.store.engine import Engine
 from mnemolayer.store.migrate import check_current, upgrade
 from mnemolayer.store.rows import from_iso, iso
 from mnemolayer.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
-from mnemolayer.store.sqlite.wal import WalCheckpointer, configure_wal, truncate_log
 
 __all__ = ["SQLiteConnection", "from_iso", "iso", "retry_locked"]
 
@@ -32,26 +30,6 @@ T = TypeVar("T")
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
 _CORRUPT_MARKERS = ("malformed", "not a database", "corrupt", "disk i/o error")
-
-
-def retry_locked(fn: Callable[[], T], timeout_s: float) -> T:
-    """Run ``fn``, retrying with jittered exponential backoff (5 ms doubling to 250 ms)
-    while SQLite says the database is locked or busy, for at most ``timeout_s`` seconds.
-
-    Raises:
-        sqlite3.OperationalError: not a lock error, or still locked after ``timeout_s``.
-    """
-    deadline = time.monotonic() + timeout_s
-    delay = 0.005
-    while True:
-        try:
-            return fn()
-        except sqlite3.OperationalError as exc:
-            msg = str(exc).lower()
-            if ("locked" not in msg and "busy" not in msg) or time.monotonic() > deadline:
-                raise
-            time.sleep(delay * (0.5 + random.random()))
-            delay = min(delay * 2, 0.25)
 
 
 class SQLiteConnection(Engine):

@@ -1,5 +1,7 @@
-"""Write-ahead-log settings and checkpoints for every SQLite file mnemolayer writes (the
-store, the embedding cache, the server's key store).
+"""The discipline of every SQLite file mnemolayer writes (the store, the keyring, the
+embedding cache, the server's key store): write-ahead-log settings, checkpoints, and the
+retry loop for a locked database. It sits below the store so that the files of their own
+share it without reaching up into ``store/``.
 
 Why not SQLite's automatic checkpoints: SQLite 3.7.0 to 3.51.2 have the *WAL-reset bug*
 (https://sqlite.org/wal.html#walresetbug, fixed in 3.51.3): when one checkpoint finishes
@@ -28,8 +30,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import sqlite3
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 __all__ = [
     "CHECKPOINT_BUSY_MS",
@@ -37,6 +42,7 @@ __all__ = [
     "WAL_LIMIT_BYTES",
     "WalCheckpointer",
     "configure_wal",
+    "retry_locked",
     "truncate_log",
 ]
 
@@ -48,6 +54,9 @@ RETRY_AFTER_S = 1.0
 #: Milliseconds a checkpoint may wait for the write lock (at least; a longer busy timeout
 #: of the connection is kept).
 CHECKPOINT_BUSY_MS = 10_000
+
+
+T = TypeVar("T")
 
 
 def configure_wal(conn: sqlite3.Connection, *, limit_bytes: int = WAL_LIMIT_BYTES) -> None:
@@ -144,3 +153,23 @@ def _checkpoint(conn: sqlite3.Connection, mode: str) -> tuple[int, int, int] | N
         return conn.execute(f"PRAGMA wal_checkpoint({mode})").fetchone()
     finally:
         conn.execute(f"PRAGMA busy_timeout = {normal}")
+
+
+def retry_locked(fn: Callable[[], T], timeout_s: float) -> T:
+    """Run ``fn``, retrying with jittered exponential backoff (5 ms doubling to 250 ms)
+    while SQLite says the database is locked or busy, for at most ``timeout_s`` seconds.
+
+    Raises:
+        sqlite3.OperationalError: not a lock error, or still locked after ``timeout_s``.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.005
+    while True:
+        try:
+            return fn()
+        except sqlite3.OperationalError as exc:
+            msg = str(exc).lower()
+            if ("locked" not in msg and "busy" not in msg) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 0.25)
