@@ -23,15 +23,6 @@ ALLOWLIST: dict[str, str] = {
         "EpisodicReader.scope hands store.dialect to Scope for the metadata filter: "
         "store.compile_filter(filter, prefix)"
     ),
-    "privacy/erasure.py": (
-        "delete_scope and check_remaining branch on the dialect: store.unique_terms(c, "
-        "rowids), store.vocab_count(c or None, terms), `with store.secure_delete():` around "
-        "the transaction and store.compact_keyword_index(c) inside it"
-    ),
-    "privacy/tables.py": (
-        "user_tables, unique_terms and vocab_count branch on the dialect: "
-        "store.user_tables(c), store.unique_terms(c, rowids), store.vocab_count(c, terms)"
-    ),
 }
 
 #: Store classes whose name in an ``isinstance`` check is an engine check too.

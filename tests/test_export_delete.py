@@ -22,7 +22,7 @@ from helpers import integrity_check, is_postgres, raw_rows, table_names
 from mnemolayer import Memory, ValidationError
 from mnemolayer.cli import app
 from mnemolayer.layers.working.window import SQLiteSessionStore
-from mnemolayer.privacy.erasure import DeletionReceipt, check_remaining, user_tables
+from mnemolayer.privacy.erasure import DeletionReceipt, check_remaining
 
 USER = "zed-7f3a"
 OTHER = "bob"
@@ -180,7 +180,7 @@ def test_receipt_counts_every_table_and_index_and_verifies(
     assert receipt.removed["keyword_terms"] >= 1  # MARK, at least
     assert receipt.removed["vector_cache"] == 1
     # Every table with a user_id column was re-checked, and every check found nothing.
-    assert set(user_tables(None, wsmem.store)) <= set(receipt.remaining)
+    assert set(wsmem.store.user_tables()) <= set(receipt.remaining)
     assert receipt.verified and not any(receipt.remaining.values()), receipt.remaining
     if is_postgres(db_path):
         left = "SELECT count(*) FROM memories_fts WHERE strpos(terms, ?) > 0"

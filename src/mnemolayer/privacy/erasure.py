@@ -55,11 +55,7 @@ from mnemolayer.layers.working.window import SQLiteSessionStore
 from mnemolayer.privacy.tables import (
     count_in,
     ident,
-    pg_vocab_count,
     scope_counts,
-    unique_terms,
-    user_tables,
-    vocab_count,
 )
 
 if TYPE_CHECKING:
@@ -71,7 +67,7 @@ if TYPE_CHECKING:
     from mnemolayer.retrieval.search import Searcher
     from mnemolayer.store.base import SQLStore
 
-__all__ = ["DeletionReceipt", "Erasure", "check_remaining", "delete_scope", "user_tables"]
+__all__ = ["DeletionReceipt", "Erasure", "check_remaining", "delete_scope"]
 
 # Tables whose user rows are deleted by their owners' own code (store, graph, sessions);
 # any other table with a user_id column is swept by delete_scope.
@@ -222,13 +218,9 @@ def delete_scope(
     where, params = scope_where(scope)
     whole = agent_id is None and session_id is None
     evidence = _Evidence()
-    sqlite = erasure.store.dialect == "sqlite"
 
     def write(c: Txn) -> tuple[int, dict[str, int]]:
-        if sqlite:
-            # Freed pages are zeroed, so deleted text does not linger in the file's free space.
-            c.execute("PRAGMA secure_delete = ON")
-        tables = user_tables(c, erasure.store)
+        tables = erasure.store.user_tables(c)
         scope_params = [user_id, *params]
         before = scope_counts(c, tables, where, scope_params)
         evidence.rowids = {
@@ -247,8 +239,8 @@ def delete_scope(
                     (user_id, user_id),
                 )
             }
-            evidence.terms = unique_terms(c, evidence.rowids, erasure.store.dialect)
-            terms_before = vocab_count(c, evidence.terms, erasure.store.dialect)
+            evidence.terms = erasure.store.unique_terms(c, evidence.rowids)
+            terms_before = erasure.store.vocab_count(c, evidence.terms)
         gone = erasure.store.delete_where(c, f"user_id = ? AND {where}", scope_params)
         count = len(gone)
         if whole:
@@ -262,14 +254,9 @@ def delete_scope(
                 if table not in _KNOWN_TABLES:
                     c.execute(f"DELETE FROM {ident(table)} WHERE user_id = ?", (user_id,))
             erasure.store.drop_generation(c, user_id)
-            # Rewrite the full-text index without the deleted rows: FTS5 deletes leave
-            # tombstones while the old segments (holding the user's terms) stay until a
-            # merge. The cost grows with the index (a whole-user delete is rare).
-            if sqlite:
-                c.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
-            removed["keyword_terms"] = terms_before - vocab_count(
-                c, evidence.terms, erasure.store.dialect
-            )
+            # No deleted term may linger in the keyword index's old segments.
+            erasure.store.compact_keyword_index(c)
+            removed["keyword_terms"] = terms_before - erasure.store.vocab_count(c, evidence.terms)
         else:
             for _rowid, mid, uid in gone:
                 erasure.store.add_history(c, mid, uid, "DELETE", None, None, now)
@@ -285,13 +272,9 @@ def delete_scope(
             removed["memories"] = count
         return count, removed
 
-    if sqlite:
-        previous = int(erasure.store.read("PRAGMA secure_delete")[0][0])
-        try:
-            count, removed = erasure.store.transact(write)
-        finally:
-            erasure.store.read(f"PRAGMA secure_delete = {previous}")
-    else:
+    # Freed pages are zeroed where the engine can, so deleted text does not linger in
+    # the file's free space.
+    with erasure.store.secure_delete():
         count, removed = erasure.store.transact(write)
     if whole:
         if not isinstance(erasure.sessions, SQLiteSessionStore):
@@ -382,7 +365,7 @@ def check_remaining(
     left: dict[str, int] = {}
     ids = sorted(set(rowids))
     if whole:
-        for table in user_tables(None, erasure.store):
+        for table in erasure.store.user_tables():
             sql = f"SELECT count(*) FROM {ident(table)} WHERE user_id = ?"
             left[table] = int(read(sql, (user_id,))[0][0])
     else:
@@ -417,13 +400,7 @@ def check_remaining(
         left["vector_cache"] = len(held & set(ids))
     if not whole:
         return left
-    left["keyword_terms"] = (
-        pg_vocab_count(read, sorted(set(terms)))
-        if erasure.store.dialect == "postgres"
-        else count_in(
-            erasure.store, "SELECT count(*) FROM memories_fts_vocab WHERE term", sorted(set(terms))
-        )
-    )
+    left["keyword_terms"] = erasure.store.vocab_count(None, set(terms))
     mids = sorted(set(memory_ids))
     left["history_of_deleted"] = count_in(
         erasure.store, "SELECT count(*) FROM history WHERE memory_id", mids
