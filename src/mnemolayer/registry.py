@@ -24,15 +24,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from mnemolayer.errors import StoreError, ValidationError
+from mnemolayer.protocols import (
+    Embedder,
+    Extractor,
+    ImportanceEstimator,
+    SessionStore,
+    Store,
+    Summarizer,
+)
 
 if TYPE_CHECKING:
     from mnemolayer.crypto import EncryptionConfig, KeyRing
-    from mnemolayer.embed.base import Embedder
-    from mnemolayer.extract.base import Extractor
-    from mnemolayer.extract.summarize import Summarizer
-    from mnemolayer.layers.working.state import SessionStore
-    from mnemolayer.lifecycle.importance import ImportanceEstimator
-    from mnemolayer.protocols import Store
     from mnemolayer.store.base import SQLStore
 
 __all__ = [
@@ -143,8 +145,6 @@ def get_embedder(spec: Embedder | str | None = None, *, threads: int | None = No
     """
     import inspect
 
-    from mnemolayer.protocols import Embedder
-
     if spec is None:
         spec = DEFAULT_EMBEDDER
     if isinstance(spec, str):
@@ -178,8 +178,6 @@ def get_extractor(spec: Extractor | str | None) -> Extractor | None:
         ValidationError: unknown name or an object without ``extract`` (field ``extractor``).
         MissingExtraError: ``"llm"`` without the ``llm`` extra.
     """
-    from mnemolayer.protocols import Extractor
-
     if spec is None or spec == "none":
         return None
     if isinstance(spec, str):
@@ -218,8 +216,6 @@ def get_summarizer(spec: Summarizer | str | None, *, extractor: object = None) -
         ValidationError: an unknown name, ``"llm"`` without LLM settings, or an object
             without ``summarize`` (field ``"summarizer"``).
     """
-    from mnemolayer.protocols import Summarizer
-
     if spec is None:
         spec = "extractive"
     if isinstance(spec, str):
@@ -260,8 +256,6 @@ def get_importance(spec: ImportanceEstimator | str) -> ImportanceEstimator:
         ValidationError: an unknown name, ``"llm"`` without LLM settings, or an object
             without ``estimate`` (field ``"importance"``).
     """
-    from mnemolayer.protocols import ImportanceEstimator
-
     if isinstance(spec, str):
         ref = IMPORTANCE.get(spec)
         if ref is None:
@@ -300,8 +294,6 @@ def get_session_store(spec: SessionStore | str | None, conn: SQLStore) -> Sessio
         StoreError: Redis cannot be reached (the message names the URL without its
             password).
     """
-    from mnemolayer.protocols import SessionStore
-
     if spec is None or spec == "sqlite":
         store: SessionStore = _load(SESSIONS["sqlite"])(conn)
         return store

@@ -25,85 +25,11 @@ Conventions every extractor follows:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from datetime import date, datetime
-from typing import Protocol, runtime_checkable
+from mnemolayer.protocols import Extractor
+from mnemolayer.values import ExtractedEntity, ExtractedFact, Extraction, ResolvedDate
 
 __all__ = ["SELF", "ExtractedEntity", "ExtractedFact", "Extraction", "Extractor", "ResolvedDate"]
 
 #: The subject name for "I"/"我" when the message has no speaker name: the user the
 #: memory belongs to. The store resolves it to that user's own entity.
 SELF = "user"
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractedFact:
-    """One subject–predicate–object triple found in a message.
-
-    Attributes:
-        subject: entity name (:data:`SELF`, the speaker's name, or a third party's name).
-        predicate: a key of :data:`~mnemolayer.extract.predicates.PREDICATES`.
-        object: the object as said (an entity name, a place, a thing, a short phrase).
-        object_type: what the object is when known (``"person"``, ``"place"``,
-            ``"organization"``, ``"dog"``…), else ``None``.
-        negated: the message retracts this fact ("no longer", "不再").
-        date: the event's date (ISO date), resolved against the message time.
-        confidence: in [0, 1]; rules give fixed per-pattern values.
-        evidence: the span of text the fact came from (for explanations).
-    """
-
-    subject: str
-    predicate: str
-    object: str
-    object_type: str | None = None
-    negated: bool = False
-    date: date | None = None
-    confidence: float = 0.8
-    evidence: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ExtractedEntity:
-    """An entity named in a message: ``name`` and ``type`` (``person``, ``place``,
-    ``organization``, ``pet``, ``thing``…); ``aliases`` are other names given for it
-    ("my sister Maria" → name ``Maria``, aliases ``()``; relation terms are facts, not
-    aliases)."""
-
-    name: str
-    type: str = "thing"
-    aliases: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ResolvedDate:
-    """A date expression in the text and the ISO date it resolves to."""
-
-    text: str
-    value: date
-
-
-@dataclass(slots=True)
-class Extraction:
-    """Everything an extractor found in one message."""
-
-    facts: list[ExtractedFact] = field(default_factory=list)
-    entities: list[ExtractedEntity] = field(default_factory=list)
-    dates: list[ResolvedDate] = field(default_factory=list)
-
-
-@runtime_checkable
-class Extractor(Protocol):
-    """Turns one message into an :class:`Extraction`.
-
-    Implementations must be thread-safe, must not raise on any text (return an empty
-    :class:`Extraction` instead), and must resolve relative dates against ``timestamp``.
-    """
-
-    name: str
-
-    def extract(
-        self, text: str, *, speaker: str | None = None, timestamp: datetime | None = None
-    ) -> Extraction:
-        """Extract facts from ``text`` said by ``speaker`` (``None`` → :data:`SELF`) at
-        ``timestamp`` (aware UTC; ``None`` → relative dates are left unresolved)."""
-        ...

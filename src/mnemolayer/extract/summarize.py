@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
 from mnemolayer.errors import ValidationError
+from mnemolayer.protocols import Summarizer
 from mnemolayer.text.tokens import TokenCounter, get_token_counter
 
 __all__ = [
@@ -27,28 +27,6 @@ __all__ = [
 
 # Roles a summariser line may be labelled with ("user: ...").
 _LINE_ROLES = ("user", "assistant", "system", "tool")
-
-
-@runtime_checkable
-class Summarizer(Protocol):
-    """Writes a summary of conversation lines under a token budget.
-
-    Attributes:
-        name: a short label (``"extractive"``, ``"llm:<model>"``), recorded with session
-            summaries.
-    """
-
-    name: str
-
-    def summarize(self, lines: Sequence[str], max_tokens: int, counter: TokenCounter) -> str:
-        """Summary of ``lines`` (oldest first; each may start with ``"role: "``).
-
-        Returns:
-            Text with ``counter.count(result) <= max_tokens`` (``""`` when nothing fits).
-            Implementations must never raise for content reasons; the caller relies on a
-            summary to keep the window within its budget.
-        """
-        ...
 
 
 class ExtractiveSummarizer:

@@ -10,19 +10,12 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
-from typing import Protocol, runtime_checkable
 
 from mnemolayer.errors import ValidationError
 from mnemolayer.models import to_utc
+from mnemolayer.protocols import Clock
 
 __all__ = ["Clock", "FakeClock", "system_clock"]
-
-
-@runtime_checkable
-class Clock(Protocol):
-    """Returns "now" as a timezone-aware UTC datetime."""
-
-    def __call__(self) -> datetime: ...
 
 
 def system_clock() -> datetime:

@@ -28,11 +28,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
-
-from pydantic import BaseModel, ConfigDict
 
 from mnemolayer.errors import ValidationError
+from mnemolayer.protocols import ImportanceEstimator
+from mnemolayer.values import ImportanceEstimate
 
 __all__ = [
     "SIGNALS",
@@ -41,30 +40,6 @@ __all__ = [
     "RuleImportance",
     "estimate_importance",
 ]
-
-
-class ImportanceEstimate(BaseModel):
-    """An importance and why.
-
-    Attributes:
-        value: in [0, 1].
-        reasons: one line per signal that contributed, with its weight
-            (``"identity fact (+0.25)"``); empty when only the base applied.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    value: float
-    reasons: list[str]
-
-
-@runtime_checkable
-class ImportanceEstimator(Protocol):
-    """Estimates how important a new memory is."""
-
-    def estimate(self, text: str) -> ImportanceEstimate:
-        """The importance of ``text`` in [0, 1], with reasons."""
-        ...
 
 
 def _re(*parts: str) -> re.Pattern[str]:

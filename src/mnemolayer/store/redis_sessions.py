@@ -1,6 +1,6 @@
 """Working-memory windows in Redis, shared by several processes or hosts.
 
-:class:`RedisSessionStore` is the :class:`~mnemolayer.layers.working.window.SessionStore` behind
+:class:`RedisSessionStore` is the :class:`~mnemolayer.protocols.SessionStore` behind
 ``Memory(sessions="redis://...")``. It needs the ``redis`` extra
 (``pip install -e '.[redis]' in the mnemolayer checkout``, redis-py 5 or later); tested with Redis 7.0.
 
@@ -38,11 +38,11 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, unquote
 
 from mnemolayer.errors import StoreError, ValidationError
-from mnemolayer.layers.working.window import SessionInfo, WindowState, WorkingMessage
 from mnemolayer.store.rows import from_iso, iso
 from mnemolayer.urls import check_prefix as _prefix
 from mnemolayer.urls import parse_sessions_url
 from mnemolayer.urls import redact_url as redact
+from mnemolayer.values import SessionInfo, WindowState, WorkingMessage
 
 if TYPE_CHECKING:
     import redis
@@ -141,7 +141,7 @@ def _decode(raw: bytes | str) -> tuple[WindowState, datetime | None]:
 
 
 class RedisSessionStore:
-    """:class:`~mnemolayer.layers.working.window.SessionStore` in Redis (see the module docstring for
+    """:class:`~mnemolayer.protocols.SessionStore` in Redis (see the module docstring for
     the key layout, atomicity and expiry).
 
     Args:

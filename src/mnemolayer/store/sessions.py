@@ -6,9 +6,9 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 
-from mnemolayer.layers.working.state import SessionInfo, WindowState, WorkingMessage
 from mnemolayer.store.engine import Engine
 from mnemolayer.store.sqlite.engine import from_iso, iso
+from mnemolayer.values import SessionInfo, WindowState, WorkingMessage
 
 __all__ = ["SQLiteSessionStore"]
 

@@ -33,9 +33,10 @@ from __future__ import annotations
 import codecs
 import threading
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mnemolayer.errors import ValidationError
+from mnemolayer.protocols import TokenCounter
 
 if TYPE_CHECKING:
     import quicktok
@@ -81,33 +82,6 @@ MESSAGE_OVERHEAD_TOKENS = 3
 NAME_OVERHEAD_TOKENS = 1
 #: Tokens that prime the model's reply, counted once per non-empty request.
 REPLY_PRIMER_TOKENS = 3
-
-
-@runtime_checkable
-class TokenCounter(Protocol):
-    """Counts and cuts text in one tokenizer's tokens.
-
-    Attributes:
-        name: the encoding's name (``"o200k_base"``); passing it to
-            :func:`get_token_counter` gives an equivalent counter.
-    """
-
-    name: str
-
-    def count(self, text: str) -> int:
-        """Number of tokens ``text`` encodes to (``0`` for ``""``)."""
-        ...
-
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        """Token counts of ``texts``, in order: a list of ``len(texts)`` ints."""
-        ...
-
-    def truncate(self, text: str, max_tokens: int) -> str:
-        """The longest leading part of ``text`` that costs at most ``max_tokens`` tokens.
-
-        The cut falls on a token boundary and never inside a character.
-        """
-        ...
 
 
 class ChatMessageLike(Protocol):
