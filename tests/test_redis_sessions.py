@@ -340,6 +340,28 @@ def test_the_redis_url_reaches_the_memory(redis_url: str, db_path: Path) -> None
         mem.sessions.close()
 
 
+def test_context_reads_the_window_from_redis_when_sessions_live_there(
+    redis_url: str, db_path: Path
+) -> None:
+    """Regression: ``context(session_id=...)`` read the window from the SQLite file even
+    with ``sessions=redis://``, so the recent conversation was silently missing."""
+    with Memory(db_path, embedder="hashing", extractor=None, sessions=redis_url) as mem:
+        window = working(mem, session_id="s1", user_id="u1")
+        window.add("user", "Book the table at Sakura for eight tonight.")
+        window.add("assistant", "Booked Sakura for 8 pm.")
+        assert mem.store.read("SELECT count(*) FROM working_sessions")[0][0] == 0
+        ctx = mem.context("dinner plans", user_id="u1", session_id="s1")
+        recent = ctx.section("recent")
+        assert recent is not None
+        assert [i.text for i in recent.items] == [
+            "Book the table at Sakura for eight tonight.",
+            "Booked Sakura for 8 pm.",
+        ]
+        other = mem.context("dinner plans", user_id="u1", session_id="other").section("recent")
+        assert other is None or other.items == []  # a session without a window shows none
+        mem.sessions.close()
+
+
 # -- settings ----------------------------------------------------------------------------
 
 

@@ -221,11 +221,11 @@ class Memory:
         )  # fmt: skip
         self._transfer = Transfer(store, semantic.graph, self.sessions, embedder, guard.require)
         self._markdown = MarkdownView(store, semantic.graph, writer, now)
-        # The saved window of context(session_id=...) is read from the store's own file.
+        # context(session_id=...) reads the saved window where working() saves it: the
+        # memory's session store (the store's own file, or Redis with sessions=).
         self._context = ContextBuilder(
-            self._reader.search, self._facts.facts, self._procedural.strategies,
-            SQLiteSessionStore(store),
-        )  # fmt: skip
+            self._reader.search, self._facts.facts, self._procedural.strategies, self.sessions
+        )
 
     def now(self) -> datetime:
         """The clock's current time (aware UTC)."""
