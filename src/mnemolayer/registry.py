@@ -31,6 +31,7 @@ from mnemolayer.protocols import (
     SessionStore,
     Store,
     Summarizer,
+    TokenCounter,
 )
 
 if TYPE_CHECKING:
@@ -39,12 +40,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_EMBEDDER",
+    "DEFAULT_TOKEN_COUNTER",
     "EMBEDDERS",
     "EXTRACTORS",
     "IMPORTANCE",
     "SESSIONS",
     "STORES",
     "SUMMARIZERS",
+    "TOKEN_COUNTERS",
     "Factory",
     "Seam",
     "StoreTarget",
@@ -53,13 +56,14 @@ __all__ = [
     "get_importance",
     "get_session_store",
     "get_summarizer",
+    "get_token_counter",
     "open_encryption",
     "open_store",
     "resolve",
     "store_target",
 ]
 
-Seam = Literal["embedder", "extractor", "summarizer", "importance", "sessions"]
+Seam = Literal["embedder", "extractor", "summarizer", "importance", "tokens", "sessions"]
 #: A table entry: ``"module:attribute"`` of a factory, or the factory.
 Factory = str | Callable[..., Any]
 
@@ -87,6 +91,13 @@ IMPORTANCE: dict[str, Factory] = {
     "rules": "mnemolayer.lifecycle.importance:RuleImportance",
     "llm": "mnemolayer.lifecycle.llm_importance:LLMImportance",
 }
+#: Token counters by backend (``Memory.working(counter=...)``, ``Memory.context(counter=...)``).
+#: A factory takes the encoding (``None``: its default); a name is ``"backend:encoding"``,
+#: a backend alone, or an encoding or model name for :data:`DEFAULT_TOKEN_COUNTER`.
+TOKEN_COUNTERS: dict[str, Factory] = {
+    "quicktok": "mnemolayer.text.tokens:QuicktokCounter",
+}
+DEFAULT_TOKEN_COUNTER = "quicktok"
 #: Session stores by URL scheme (``Memory(sessions=...)``); ``"sqlite"``: the store's file.
 SESSIONS: dict[str, Factory] = {
     "sqlite": "mnemolayer.store.sessions:SQLiteSessionStore",
@@ -273,6 +284,50 @@ def get_importance(spec: ImportanceEstimator | str) -> ImportanceEstimator:
     return spec
 
 
+# -- token counter ------------------------------------------------------------------------
+
+
+def get_token_counter(spec: TokenCounter | str | None = None) -> TokenCounter:
+    """Resolve a token-counter argument (``counter=`` of working memory and the context).
+
+    Args:
+        spec: a :class:`TokenCounter` (used as is); ``"backend:encoding"`` with a backend
+            of :data:`TOKEN_COUNTERS` (``"quicktok:cl100k_base"``); a backend name alone
+            (its default encoding); any other name is an encoding, alias or model name for
+            the default backend (``"o200k_base"``, ``"cl100k"``, ``"gpt-4o"``: see
+            :func:`mnemolayer.text.tokens.resolve_encoding`); ``None``: the default
+            backend's default encoding (``"o200k_base"``).
+
+    Returns:
+        The counter. Its ``name`` resolves back to an equivalent counter (a saved
+        window keeps it and resumes with it), so a backend of one's own should name its
+        counters ``"backend:encoding"``. Vocabularies load on first use.
+
+    Raises:
+        ValidationError: (field ``"encoding"``) an unknown encoding, or neither a name nor
+            an object with the ``TokenCounter`` attributes.
+    """
+    if spec is None:
+        spec = DEFAULT_TOKEN_COUNTER
+    if isinstance(spec, str):
+        backend, colon, encoding = spec.partition(":")
+        if colon and backend in TOKEN_COUNTERS:
+            counter: TokenCounter = _load(TOKEN_COUNTERS[backend])(encoding)
+        elif spec in TOKEN_COUNTERS:
+            counter = _load(TOKEN_COUNTERS[spec])()
+        else:
+            counter = _load(TOKEN_COUNTERS[DEFAULT_TOKEN_COUNTER])(spec)
+        return counter
+    if isinstance(spec, type) or not isinstance(spec, TokenCounter):
+        raise ValidationError(
+            "encoding",
+            "expected a TokenCounter (name, count, count_many, truncate) or a name: "
+            f"{', '.join(TOKEN_COUNTERS)}, 'backend:encoding', or an encoding such as "
+            f"'o200k_base'; got {type(spec).__name__}",
+        )
+    return spec
+
+
 # -- session store ------------------------------------------------------------------------
 
 
@@ -436,6 +491,7 @@ _RESOLVERS: Mapping[str, Callable[..., Any]] = {
     "extractor": get_extractor,
     "summarizer": get_summarizer,
     "importance": get_importance,
+    "tokens": get_token_counter,
     "sessions": get_session_store,
 }
 

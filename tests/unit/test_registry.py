@@ -21,7 +21,8 @@ from mnemolayer.testing import HashingEmbedder
 
 def test_every_table_entry_names_an_importable_factory() -> None:
     tables = (registry.EMBEDDERS, registry.EXTRACTORS, registry.SUMMARIZERS,
-              registry.IMPORTANCE, registry.SESSIONS, registry.STORES)  # fmt: skip
+              registry.IMPORTANCE, registry.TOKEN_COUNTERS, registry.SESSIONS,
+              registry.STORES)  # fmt: skip
     for table in tables:
         for name, ref in table.items():
             if not ref or name in ("llm", "redis", "rediss", "unix", "postgresql", "minilm"):
@@ -35,8 +36,9 @@ def test_names_resolve_through_the_one_entry_point() -> None:
     assert registry.resolve("extractor", "none") is None
     assert isinstance(registry.resolve("summarizer", "auto"), ExtractiveSummarizer)
     assert isinstance(registry.resolve("importance", "rules"), RuleImportance)
+    assert registry.resolve("tokens", "cl100k").name == "cl100k_base"
     with pytest.raises(ValidationError) as err:
-        registry.resolve("tokens", "x")  # type: ignore[arg-type]
+        registry.resolve("tokenizer", "x")  # type: ignore[arg-type]
     assert err.value.field == "seam"
 
 

@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -228,6 +229,62 @@ def test_get_token_counter() -> None:
     with pytest.raises(ValidationError) as err:
         get_token_counter(42)  # type: ignore[arg-type]
     assert err.value.field == "encoding"
+
+
+class _Whitespace:
+    """A token counter of one's own: one token per whitespace-separated word."""
+
+    def __init__(self, encoding: str | None = None) -> None:
+        self.name = f"words:{encoding or 'plain'}"
+
+    def count(self, text: str) -> int:
+        return len(text.split())
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return " ".join(text.split()[:max_tokens])
+
+
+def test_the_registry_resolves_counters_by_backend_and_encoding() -> None:
+    from mnemolayer import registry
+
+    assert registry.get_token_counter() == QuicktokCounter("o200k_base")
+    assert registry.resolve("tokens", None) == get_token_counter(None)
+    # Every name the quicktok resolver knows means the same counter through the seam.
+    for name in (*ENCODINGS, "cl100k", "harmony", "gpt-4o", "Qwen/Qwen2.5-7B-Instruct"):
+        assert registry.get_token_counter(name) == get_token_counter(name), name
+        assert registry.get_token_counter(f"quicktok:{name}") == get_token_counter(name), name
+    assert registry.get_token_counter("quicktok") == QuicktokCounter()
+    given = QuicktokCounter("llama3")
+    assert registry.get_token_counter(given) is given
+    for bad in ("nope", "quicktok:", "quicktok:nope", 42, QuicktokCounter):
+        with pytest.raises(ValidationError) as err:
+            registry.get_token_counter(bad)  # type: ignore[arg-type]
+        assert err.value.field == "encoding", bad
+
+
+def test_a_counter_backend_of_ones_own_is_one_table_entry(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from mnemolayer import Memory, registry
+
+    monkeypatch.setitem(registry.TOKEN_COUNTERS, "words", _Whitespace)
+    counter = registry.get_token_counter("words:v1")
+    assert isinstance(counter, _Whitespace) and counter.name == "words:v1"
+    assert registry.get_token_counter("words").name == "words:plain"
+    # A window keeps its counter's name and resumes with an equivalent counter by it.
+    with Memory(tmp_path / "m.db", embedder="hashing", extractor=None) as mem:
+        window = mem.working(session_id="s1", user_id="u1", budget_tokens=200, counter="words:v1")
+        window.add("user", "one two three four")
+        saved = mem.session_window("s1", "u1")  # as saved: by its own counter, by name
+        assert saved is not None and isinstance(saved.counter, _Whitespace)
+        assert saved.counter.name == "words:v1"
+        assert [m["content"] for m in saved.messages()] == ["one two three four"]
+        context = mem.context("numbers", user_id="u1", counter="words")
+        assert context.encoding == "words:plain"
+        assert context.tokens == len(context.text.split())
 
 
 # --------------------------------------------------------------------------- loading

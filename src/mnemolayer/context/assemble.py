@@ -72,7 +72,8 @@ from mnemolayer.context.pack import (
 )
 from mnemolayer.errors import ValidationError
 from mnemolayer.models import to_utc, validate_content
-from mnemolayer.text.tokens import TokenCounter, get_token_counter
+from mnemolayer.registry import get_token_counter
+from mnemolayer.text.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from mnemolayer.layers.procedural.strategies import StrategyStats
@@ -172,7 +173,8 @@ def build_context(
         recent: the latest conversation turns, oldest first, as ``(role, content, time)``
             (time: datetime, ISO string, epoch seconds or ``None``); the newest are kept
             when they do not all fit.
-        counter: token counter or encoding name (default ``"o200k_base"``).
+        counter: a token counter or a name (anything
+            :func:`mnemolayer.registry.get_token_counter` accepts; default ``"o200k_base"``).
         shares: section → share of the budget (non-negative, any scale; normalised over
             the requested sections); default :data:`DEFAULT_SHARES`.
 

@@ -283,7 +283,11 @@ class QuicktokCounter:
 
 
 def get_token_counter(spec: TokenCounter | str | None = None) -> TokenCounter:
-    """Resolve a token-counter argument.
+    """Resolve a token-counter argument to a quicktok counter (or the counter given).
+
+    This is the quicktok backend's own resolver, for the text-level functions here and in
+    :mod:`mnemolayer.extract`; the token-counter seam, with backends of one's own, is
+    :func:`mnemolayer.registry.get_token_counter` (:data:`mnemolayer.registry.TOKEN_COUNTERS`).
 
     Args:
         spec: a :class:`TokenCounter` (returned as is), an encoding name, alias or model

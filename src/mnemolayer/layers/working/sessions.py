@@ -43,9 +43,10 @@ from mnemolayer.layers.working.window import (
 )
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import MemoryKind, MemoryRecord, content_hash
+from mnemolayer.registry import get_token_counter
 from mnemolayer.retrieval.search import active_where
 from mnemolayer.store.sqlite.engine import iso
-from mnemolayer.text.tokens import TokenCounter, get_token_counter
+from mnemolayer.text.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from mnemolayer.extract.summarize import Summarizer
@@ -280,7 +281,7 @@ class Sessions:
             summary_tokens: the summary's budget in tokens, between
                 :data:`MIN_SUMMARY_TOKENS` and :data:`MAX_SUMMARY_TOKENS`.
             counter: the tokenizer that measures ``summary_tokens`` (anything
-                :func:`mnemolayer.text.tokens.get_token_counter` accepts); default the closed
+                :func:`mnemolayer.registry.get_token_counter` accepts); default the closed
                 window's encoding, else ``"o200k_base"``.
 
         Returns:

@@ -50,13 +50,9 @@ from mnemolayer.layers.working.state import (
 )
 from mnemolayer.models import MemoryRecord, new_id
 from mnemolayer.privacy.redact import redact
+from mnemolayer.registry import get_token_counter
 from mnemolayer.store.sessions import SQLiteSessionStore
-from mnemolayer.text.tokens import (
-    MESSAGE_OVERHEAD_TOKENS,
-    REPLY_PRIMER_TOKENS,
-    TokenCounter,
-    get_token_counter,
-)
+from mnemolayer.text.tokens import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMER_TOKENS, TokenCounter
 
 if TYPE_CHECKING:
     from mnemolayer.extract.summarize import Summarizer
@@ -502,7 +498,7 @@ def working(
             and :data:`MAX_BUDGET_TOKENS`. A resumed window takes the new budget and is
             compacted at once if it no longer fits.
         agent_id: optional narrower scope.
-        counter: the tokenizer (anything :func:`mnemolayer.text.tokens.get_token_counter`
+        counter: the tokenizer (anything :func:`mnemolayer.registry.get_token_counter`
             accepts; default ``"o200k_base"``).
         store: where the window persists; default ``mem.sessions`` (the memory's session
             store: its own SQLite file unless configured otherwise).
