@@ -14,7 +14,7 @@ protocols keep their older import paths too (``mnemolayer.embed.Embedder``,
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_checkable
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ChatModel",
     "Clock",
+    "Cursor",
     "Deadline",
     "EmbedKind",
     "Embedder",
@@ -52,10 +53,32 @@ T = TypeVar("T")
 #: Called after each batch of a long operation with ``(done, total)``.
 Progress = Callable[[int, int], None]
 
-#: The handle a store passes to the function it runs in a write transaction
-#: (:meth:`Store.transact`): a ``sqlite3.Connection`` on SQLite, the PostgreSQL store's
-#: adapter of it there. Services only hand it back to the store's own methods.
-Txn = Any
+
+class Cursor(Protocol):
+    """The result of :meth:`Txn.execute`: rows, and how many rows a write changed."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Txn(Protocol):
+    """The handle a store passes to the function it runs in a write transaction
+    (:meth:`Store.transact`): statements in the SQLite dialect with ``?`` parameters.
+
+    On SQLite it is the ``sqlite3.Connection`` itself; on PostgreSQL a wrapper that
+    translates the same statements (:class:`mnemolayer.store.postgres.engine._Conn`).
+    Services only hand it back to the store's own methods, which annotate it too.
+    """
+
+    def execute(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)

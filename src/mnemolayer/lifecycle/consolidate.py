@@ -31,7 +31,7 @@ from typing import Literal
 from mnemolayer.lifecycle.passes import Pass, interactions
 from mnemolayer.models import MemoryKind, MemoryRecord, content_hash, new_id
 from mnemolayer.retrieval.index import keyword_terms
-from mnemolayer.store.txn import Txn, sqlite_typed
+from mnemolayer.store.txn import Txn
 
 __all__ = ["consolidate_step"]
 
@@ -155,7 +155,7 @@ def _semantic_record(p: Pass, survivor: MemoryRecord, members: list[MemoryRecord
 
 def _write(p: Pass, txn: Txn, plan: _Plan) -> tuple[list[str], list[str]]:
     """Apply one plan inside ``txn``: ``(ids linked, ids of the records created)``."""
-    c = sqlite_typed(txn)
+    c = txn
     action, head, members = plan
     uid, now = p.user_id, p.now
     if action == "extend":

@@ -48,7 +48,7 @@ from mnemolayer.lifecycle.dedup import is_near_duplicate
 from mnemolayer.lifecycle.passes import Pass
 from mnemolayer.models import MemoryKind, MemoryRecord
 from mnemolayer.store.sqlite.engine import iso
-from mnemolayer.store.txn import Txn, sqlite_typed
+from mnemolayer.store.txn import Txn
 
 __all__ = ["merge_step", "watermark"]
 
@@ -240,7 +240,7 @@ def _choose(pairs: list[_Pair]) -> list[_Pair]:
 
 def _apply(p: Pass, batch: list[_Pair]) -> list[str]:
     def write(txn: Txn) -> list[str]:
-        c = sqlite_typed(txn)
+        c = txn
         done = []
         for pair in batch:
             s, m = pair.survivor, pair.merged

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import MemoryRecord
-from mnemolayer.store.txn import Txn, sqlite_typed
+from mnemolayer.store.txn import Txn
 
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
@@ -174,7 +174,7 @@ class Pass:
             The ids deleted by ``where`` (derived deletions and releases are counted in
             the report).
         """
-        uid, now, c = self.user_id, self.now, sqlite_typed(txn)
+        uid, now, c = self.user_id, self.now, txn
         gone = self.store.delete_user_where(c, uid, where, params)
         for mid in gone:
             self.store.add_history(c, mid, uid, event, None, None, now)
@@ -197,7 +197,7 @@ class Pass:
         """Set free the records merged or consolidated into the deleted ``gone`` (an
         ``UNMERGE`` / ``UNCONSOLIDATE`` history event each): they return to recall, no
         longer downweighted, and are examined for merging again."""
-        uid, now, c = self.user_id, self.now, sqlite_typed(txn)
+        uid, now, c = self.user_id, self.now, txn
         unmerged, unconsolidated = self.store.release_links(c, uid, gone, now)
         for mid in unmerged:
             self.store.add_history(c, mid, uid, "UNMERGE", None, None, now)
@@ -209,7 +209,7 @@ class Pass:
     def _orphaned_consolidations(self, txn: Txn, removed: list[str]) -> list[str]:
         """Unpinned semantic records without a fact that cite ``removed`` and have no
         source left (facts' records are the graph's to delete: ``SemanticLayer.forget``)."""
-        c = sqlite_typed(txn)
+        c = txn
         citing = [r for r in self.store.citing(c, self.user_id, removed) if not r.pinned]
         if not citing:
             return []

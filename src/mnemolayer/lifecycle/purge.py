@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from mnemolayer.lifecycle.passes import Pass
-from mnemolayer.store.txn import Txn, sqlite_typed
+from mnemolayer.store.txn import Txn
 from mnemolayer.store.where import purge_due_where
 
 __all__ = ["purge_step"]
@@ -60,7 +60,7 @@ def _held(p: Pass, txn: Txn | None, ids: list[str], going: set[str]) -> set[str]
     current semantic record (not itself going) cites while it has no existing source
     outside ``going`` (the records the purge may delete). Read inside ``txn``, or
     (``None``) by plain reads."""
-    c = sqlite_typed(txn) if txn is not None else None
+    c = txn
     held = set(p.semantic.graph.facts_by_memory_ids(p.user_id, ids))
     for rec in p.store.citing(c, p.user_id, ids):
         if rec.superseded_by is not None or rec.id in going:

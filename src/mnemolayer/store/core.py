@@ -33,7 +33,6 @@ from __future__ import annotations
 import abc
 import contextlib
 import json
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -44,6 +43,7 @@ from mnemolayer.models import MemoryKind, MemoryRecord
 from mnemolayer.query import Filter
 from mnemolayer.store.engine import Engine
 from mnemolayer.store.rows import COLUMN_NAMES, TIME_FIELDS, from_iso, iso
+from mnemolayer.store.txn import Txn
 from mnemolayer.text.terms import tag_terms, user_term_tag
 
 __all__ = ["StoreCore"]
@@ -180,7 +180,7 @@ class StoreCore(Engine):
     # -- hooks: identity columns ---------------------------------------------------------
 
     @abc.abstractmethod
-    def _insert_row(self, c: sqlite3.Connection, record: MemoryRecord) -> int | None:
+    def _insert_row(self, c: Txn, record: MemoryRecord) -> int | None:
         """Insert ``record``'s row into ``memories`` unless its user already has its
         content hash: the new row's rowid (the key of the keyword and vector indexes),
         or ``None`` when nothing was inserted."""
@@ -188,9 +188,7 @@ class StoreCore(Engine):
     # -- hooks: keyword index ------------------------------------------------------------
 
     @abc.abstractmethod
-    def _index_terms(
-        self, c: sqlite3.Connection, rowid: int, user_id: str, terms: str, *, replace: bool
-    ) -> None:
+    def _index_terms(self, c: Txn, rowid: int, user_id: str, terms: str, *, replace: bool) -> None:
         """Make ``terms`` (as stored: tagged or blinded, :meth:`_terms`) the keyword
         entry of record ``rowid``; ``replace``: the record has one already."""
 
@@ -215,13 +213,11 @@ class StoreCore(Engine):
     # -- hooks: vectors ------------------------------------------------------------------
 
     @abc.abstractmethod
-    def _put_vectors(
-        self, c: sqlite3.Connection, rowid: int | None, user_id: str, vectors: np.ndarray
-    ) -> None:
+    def _put_vectors(self, c: Txn, rowid: int | None, user_id: str, vectors: np.ndarray) -> None:
         """Store the chunk vectors of record ``rowid`` and bump the user's generation."""
 
     @abc.abstractmethod
-    def _drop_vectors(self, c: sqlite3.Connection, rowid: int, user_id: str) -> None:
+    def _drop_vectors(self, c: Txn, rowid: int, user_id: str) -> None:
         """Delete the chunk vectors of record ``rowid`` (of ``user_id``)."""
 
     @abc.abstractmethod
@@ -233,13 +229,13 @@ class StoreCore(Engine):
         """
 
     @abc.abstractmethod
-    def record_vectors(self, c: sqlite3.Connection, memory_id: str) -> np.ndarray:
+    def record_vectors(self, c: Txn, memory_id: str) -> np.ndarray:
         """A record's chunk vectors, ``(chunks, dim)`` float32, read inside ``c``."""
 
     # -- hooks: access counting and change detection -------------------------------------
 
     @abc.abstractmethod
-    def _write_briefly(self, wait_s: float, fn: Callable[[sqlite3.Connection], None]) -> bool:
+    def _write_briefly(self, wait_s: float, fn: Callable[[Txn], None]) -> bool:
         """Run ``fn(conn)`` in one short write transaction if the writer lock can be had
         within ``wait_s`` seconds, trying once: ``True`` when committed, ``False`` when
         busy or the database failed (nothing written; no store error escapes)."""
@@ -248,14 +244,14 @@ class StoreCore(Engine):
     def change_token(self) -> tuple[int, int]:
         """A value that changes when the indexed data changes, by any process."""
 
-    def _index_changed(self, c: sqlite3.Connection) -> None:
+    def _index_changed(self, c: Txn) -> None:
         """Called inside ``c`` whenever a user's generation is bumped (a keyword or
         vector change); by default nothing more is needed."""
 
     # -- hooks: JSON in SQL --------------------------------------------------------------
 
     @abc.abstractmethod
-    def add_source(self, c: sqlite3.Connection, memory_id: str, source_id: str) -> None:
+    def add_source(self, c: Txn, memory_id: str, source_id: str) -> None:
         """Append ``source_id`` to a record's provenance (``source_ids``, once)."""
 
     @abc.abstractmethod
@@ -279,16 +275,16 @@ class StoreCore(Engine):
     # -- hooks: erasure (privacy/erasure.py) ---------------------------------------------
 
     @abc.abstractmethod
-    def user_tables(self, c: sqlite3.Connection | None = None) -> list[str]:
+    def user_tables(self, c: Txn | None = None) -> list[str]:
         """Every table of the store with a ``user_id`` column, sorted (``c``: read inside
         that transaction)."""
 
     @abc.abstractmethod
-    def unique_terms(self, c: sqlite3.Connection, rowids: set[int]) -> set[str]:
+    def unique_terms(self, c: Txn, rowids: set[int]) -> set[str]:
         """Terms of the keyword index that occur only in records ``rowids``."""
 
     @abc.abstractmethod
-    def vocab_count(self, c: sqlite3.Connection | None, terms: set[str]) -> int:
+    def vocab_count(self, c: Txn | None, terms: set[str]) -> int:
         """How many of ``terms`` the keyword index still holds (``c``: inside that
         transaction, ``None``: a plain read)."""
 
@@ -298,6 +294,6 @@ class StoreCore(Engine):
         unlinked, where the engine can promise that. Default: nothing to do."""
         yield
 
-    def compact_keyword_index(self, c: sqlite3.Connection) -> None:
+    def compact_keyword_index(self, c: Txn) -> None:
         """Inside a deleting transaction: rewrite the keyword index so that deleted terms
         leave its storage. Default: nothing to do."""

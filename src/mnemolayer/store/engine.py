@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
+
+from mnemolayer.store.txn import Txn
 
 __all__ = ["Engine"]
 
@@ -42,13 +43,13 @@ class Engine(abc.ABC):
         """Run one read query (SQLite dialect, ``?`` placeholders) and return all rows."""
 
     @abc.abstractmethod
-    def write(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+    def write(self) -> contextlib.AbstractContextManager[Txn]:
         """One write transaction: committed on success, rolled back on error. The
         connection it gives runs SQLite-dialect statements (``execute``,
         ``executemany``), as ``sqlite3.Connection`` does."""
 
     @abc.abstractmethod
-    def transact(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    def transact(self, fn: Callable[[Txn], T]) -> T:
         """Run ``fn(conn)`` in one write transaction; errors mapped, lock conflicts
         retried from the start."""
 
@@ -61,9 +62,7 @@ class Engine(abc.ABC):
     def close(self) -> None:
         """Release the connection (or the pool)."""
 
-    def _rows(
-        self, c: sqlite3.Connection | None, sql: str, params: Sequence[Any]
-    ) -> list[tuple[Any, ...]]:
+    def _rows(self, c: Txn | None, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
         """Rows of ``sql`` inside ``c``'s transaction, or by a plain :meth:`read`."""
         return c.execute(sql, params).fetchall() if c else self.read(sql, params)
 
@@ -79,7 +78,7 @@ class Engine(abc.ABC):
     def init_meta(self, defaults: dict[str, str]) -> dict[str, str]:
         """Set each key that is not set yet, in one transaction; return the stored values."""
 
-        def run(c: sqlite3.Connection) -> dict[str, str]:
+        def run(c: Txn) -> dict[str, str]:
             c.executemany(
                 "INSERT INTO meta VALUES (?, ?) ON CONFLICT(key) DO NOTHING", defaults.items()
             )

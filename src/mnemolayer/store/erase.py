@@ -7,11 +7,11 @@ kind between the engines and is a hook of :class:`~mnemolayer.store.core.StoreCo
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from mnemolayer.store.index import IndexSQL
+from mnemolayer.store.txn import Txn
 
 __all__ = ["EraseSQL"]
 
@@ -19,9 +19,7 @@ __all__ = ["EraseSQL"]
 class EraseSQL(IndexSQL):
     """Deletes of records."""
 
-    def delete_where(
-        self, c: sqlite3.Connection, where: str, params: Sequence[Any]
-    ) -> list[tuple[int, str, str]]:
+    def delete_where(self, c: Txn, where: str, params: Sequence[Any]) -> list[tuple[int, str, str]]:
         """Delete matching records from records, keyword index and vectors; returns
         ``(rowid, id, user_id)`` of what was removed."""
         gone = c.execute(

@@ -5,7 +5,6 @@ Deleted memories keep their history until their user is deleted."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 from mnemolayer.models import HistoryEvent, MemoryRecord, new_id
 from mnemolayer.store.core import StoreCore
 from mnemolayer.store.rows import from_iso, iso
+from mnemolayer.store.txn import Txn
 
 __all__ = ["HistorySQL"]
 
@@ -27,7 +27,7 @@ class HistorySQL(StoreCore):
 
     def add_history(
         self,
-        c: sqlite3.Connection,
+        c: Txn,
         memory_id: str,
         user_id: str,
         event: str,
@@ -49,7 +49,7 @@ class HistorySQL(StoreCore):
 
     def insert_history(
         self,
-        c: sqlite3.Connection,
+        c: Txn,
         e: HistoryEvent,
         *,
         conflict: str = " ON CONFLICT DO NOTHING",
@@ -138,5 +138,5 @@ class HistorySQL(StoreCore):
                 past.setdefault(mid, uid)
         return stored, {k: val for k, val in past.items() if k not in stored}
 
-    def delete_user_history(self, c: sqlite3.Connection, user_id: str) -> None:
+    def delete_user_history(self, c: Txn, user_id: str) -> None:
         c.execute("DELETE FROM history WHERE user_id = ?", (user_id,))

@@ -4,12 +4,12 @@ user's index changed, and the links search follows (sessions, facts' sources).""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 
 import numpy as np
 
 from mnemolayer.store.core import StoreCore
+from mnemolayer.store.txn import Txn
 
 __all__ = ["IndexSQL"]
 
@@ -17,9 +17,7 @@ __all__ = ["IndexSQL"]
 class IndexSQL(StoreCore):
     """Keyword terms, vectors and generations of records."""
 
-    def replace_index(
-        self, c: sqlite3.Connection, memory_id: str, terms: str, vectors: np.ndarray
-    ) -> None:
+    def replace_index(self, c: Txn, memory_id: str, terms: str, vectors: np.ndarray) -> None:
         """Replace a record's keyword terms and vectors (after its content changed)."""
         rowid, user_id = c.execute(
             "SELECT rowid, user_id FROM memories WHERE id = ?", (memory_id,)
@@ -28,7 +26,7 @@ class IndexSQL(StoreCore):
         self._drop_vectors(c, rowid, user_id)
         self._put_vectors(c, rowid, user_id, vectors)
 
-    def replace_terms(self, c: sqlite3.Connection, memory_id: str, terms: str) -> None:
+    def replace_terms(self, c: Txn, memory_id: str, terms: str) -> None:
         """Replace a record's keyword terms only (its vectors stay)."""
         row = c.execute("SELECT user_id FROM memories WHERE id = ?", (memory_id,)).fetchone()
         if row is None:
@@ -46,7 +44,7 @@ class IndexSQL(StoreCore):
         rows = self.read("SELECT generation FROM user_generation WHERE user_id = ?", (user_id,))
         return int(rows[0][0]) if rows else 0
 
-    def bump_generation(self, c: sqlite3.Connection, user_id: str) -> None:
+    def bump_generation(self, c: Txn, user_id: str) -> None:
         """Mark a user's vectors and keyword entries as changed (see :meth:`generation`)."""
         self._index_writes += 1
         # A user's first row starts above every generation a deleted user ever reached
@@ -59,7 +57,7 @@ class IndexSQL(StoreCore):
         )
         self._index_changed(c)
 
-    def drop_generation(self, c: sqlite3.Connection, user_id: str) -> int:
+    def drop_generation(self, c: Txn, user_id: str) -> int:
         """Remove a deleted user's generation row (it names the user); the store-wide
         ``generation_floor`` keeps the highest generation so removed, so the user's next
         row starts above it and other processes' vector caches still see a change.

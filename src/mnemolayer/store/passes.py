@@ -8,14 +8,13 @@ reads and deletes (:class:`_Store`).
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
 from mnemolayer.models import MemoryRecord
 from mnemolayer.store.sqlite.engine import iso
-from mnemolayer.store.txn import Txn, sqlite_typed
+from mnemolayer.store.txn import Txn
 from mnemolayer.store.where import purge_archived_where
 
 __all__ = ["LifecycleStatements"]
@@ -39,10 +38,10 @@ class _Store(Protocol):
 
     def ids_where(self, where: str, params: Sequence[Any]) -> set[str]: ...
 
-    def existing_ids(self, c: sqlite3.Connection, ids: Sequence[str]) -> set[str]: ...
+    def existing_ids(self, c: Txn, ids: Sequence[str]) -> set[str]: ...
 
     def delete_where(
-        self, c: sqlite3.Connection, where: str, params: Sequence[Any]
+        self, c: Txn, where: str, params: Sequence[Any]
     ) -> list[tuple[int, str, str]]: ...
 
 
@@ -136,7 +135,7 @@ class LifecycleStatements:
         if not ids:
             return set()
         if c is not None:
-            return self.existing_ids(sqlite_typed(c), ids)
+            return self.existing_ids(c, ids)
         return self.ids_where(f"id IN ({_marks(ids)})", list(ids))
 
     # -- deletes ---------------------------------------------------------------------
@@ -146,12 +145,10 @@ class LifecycleStatements:
     ) -> list[str]:
         """Delete the user's records matching ``where`` (records, keyword index and
         vectors) inside ``c``; returns the ids deleted."""
-        gone = self.delete_where(sqlite_typed(c), f"user_id = ? AND ({where})", [user_id, *params])
+        gone = self.delete_where(c, f"user_id = ? AND ({where})", [user_id, *params])
         return [g[1] for g in gone]
 
     def delete_user_ids(self: _Store, c: Txn, user_id: str, ids: Sequence[str]) -> None:
         """Delete the user's records ``ids`` (records, keyword index and vectors) inside
         ``c``."""
-        self.delete_where(
-            sqlite_typed(c), f"user_id = ? AND id IN ({_marks(ids)})", [user_id, *ids]
-        )
+        self.delete_where(c, f"user_id = ? AND id IN ({_marks(ids)})", [user_id, *ids])

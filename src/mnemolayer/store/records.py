@@ -4,7 +4,6 @@ editing them, and reading them back by id, rowid, content hash or condition."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -15,6 +14,7 @@ from mnemolayer.models import MemoryKind, MemoryRecord
 from mnemolayer.store.history import HistorySQL
 from mnemolayer.store.index import IndexSQL
 from mnemolayer.store.rows import COLUMNS, RankSignals, from_iso, iso
+from mnemolayer.store.txn import Txn
 
 __all__ = ["RecordsSQL"]
 
@@ -26,7 +26,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
 
     def insert(
         self,
-        c: sqlite3.Connection,
+        c: Txn,
         record: MemoryRecord,
         terms: str,
         vectors: np.ndarray,
@@ -49,7 +49,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
         return record
 
     def insert_many(
-        self, c: sqlite3.Connection, items: Sequence[tuple[MemoryRecord, str, np.ndarray]]
+        self, c: Txn, items: Sequence[tuple[MemoryRecord, str, np.ndarray]]
     ) -> list[bool]:
         """:meth:`insert` for each ``(record, terms, vectors)`` (with its ADD history
         event), in order, inside ``c``'s transaction; for each, whether it was inserted
@@ -59,7 +59,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
         round trips to a server batches them)."""
         return [self.insert(c, r, t, v) is not None for r, t, v in items]
 
-    def update_record(self, c: sqlite3.Connection, r: MemoryRecord) -> None:
+    def update_record(self, c: Txn, r: MemoryRecord) -> None:
         """Write a record's editable fields (content, metadata, importance, hash, model)."""
         c.execute(
             "UPDATE memories SET content = ?, metadata = ?, importance = ?, updated_at = ?, "
@@ -75,7 +75,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
 
     def set_validity(
         self,
-        c: sqlite3.Connection,
+        c: Txn,
         memory_id: str,
         *,
         valid_from: datetime | None,
@@ -161,7 +161,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
         return out
 
     def find_by_hash(
-        self, c: sqlite3.Connection | None, user_id: str, hashes: Sequence[str]
+        self, c: Txn | None, user_id: str, hashes: Sequence[str]
     ) -> dict[str, MemoryRecord]:
         """Records of ``user_id`` by content hash, inside transaction ``c`` or (``None``) as
         a plain read that takes no write lock."""
@@ -207,7 +207,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
         """Every record id, oldest insert first."""
         return [r[0] for r in self.read("SELECT id FROM memories ORDER BY rowid")]
 
-    def existing_ids(self, c: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
+    def existing_ids(self, c: Txn, ids: Sequence[str]) -> set[str]:
         """Which of ``ids`` are stored records (inside ``c``'s transaction)."""
         found: set[str] = set()
         items = list(ids)
@@ -221,9 +221,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
             )
         return found
 
-    def citing(
-        self, c: sqlite3.Connection | None, user_id: str, ids: Sequence[str]
-    ) -> list[MemoryRecord]:
+    def citing(self, c: Txn | None, user_id: str, ids: Sequence[str]) -> list[MemoryRecord]:
         """A user's semantic records whose provenance (``source_ids``) names any of
         ``ids``: facts' sentence records and consolidations."""
         out: dict[str, MemoryRecord] = {}

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime
 
 from mnemolayer.store.engine import Engine
 from mnemolayer.store.sqlite.engine import from_iso, iso
+from mnemolayer.store.txn import Txn
 from mnemolayer.values import SessionInfo, WindowState, WorkingMessage
 
 __all__ = ["SQLiteSessionStore"]
@@ -72,7 +72,7 @@ class SQLiteSessionStore:
                 for m, text in zip(state.messages, contents, strict=True)
             ]
 
-        def run(c: sqlite3.Connection) -> None:
+        def run(c: Txn) -> None:
             c.execute(
                 "INSERT INTO working_sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
                 "ON CONFLICT (user_id, agent_key, session_id) DO UPDATE SET "
@@ -103,17 +103,17 @@ class SQLiteSessionStore:
         key = (user_id, agent_id or "", session_id)
         where = "user_id = ? AND agent_key = ? AND session_id = ?"
 
-        def run(c: sqlite3.Connection) -> bool:
+        def run(c: Txn) -> bool:
             c.execute(f"DELETE FROM working_messages WHERE {where}", key)
             return c.execute(f"DELETE FROM working_sessions WHERE {where}", key).rowcount > 0
 
         return self.conn.transact(run)
 
-    def delete_user(self, user_id: str, c: sqlite3.Connection | None = None) -> int:
+    def delete_user(self, user_id: str, c: Txn | None = None) -> int:
         """Forget every window of one user; how many there were. ``c``: an open write
         transaction to do it in (``Memory.delete_all`` removes a user in one)."""
 
-        def run(c: sqlite3.Connection) -> int:
+        def run(c: Txn) -> int:
             c.execute("DELETE FROM working_messages WHERE user_id = ?", (user_id,))
             return c.execute("DELETE FROM working_sessions WHERE user_id = ?", (user_id,)).rowcount
 

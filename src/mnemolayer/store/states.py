@@ -4,7 +4,6 @@ merging, consolidating, and releasing links to deleted records."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -12,6 +11,7 @@ from typing import Any
 from mnemolayer.models import MemoryRecord
 from mnemolayer.store.records import RecordsSQL
 from mnemolayer.store.rows import COLUMNS, TIME_FIELDS, AccessState, from_iso, iso
+from mnemolayer.store.txn import Txn
 
 __all__ = ["StatesSQL"]
 
@@ -70,9 +70,7 @@ class StatesSQL(RecordsSQL):
     #: The columns :meth:`set_state` may change.
     STATE_FIELDS = frozenset({"pinned", "archived_at", "updated_at"})
 
-    def set_state(
-        self, c: sqlite3.Connection, memory_id: str, changes: Mapping[str, Any]
-    ) -> MemoryRecord | None:
+    def set_state(self, c: Txn, memory_id: str, changes: Mapping[str, Any]) -> MemoryRecord | None:
         """Set lifecycle state columns of one record inside ``c``'s transaction:
         ``pinned`` (bool), ``archived_at`` (datetime or ``None``) and ``updated_at``.
 
@@ -129,7 +127,7 @@ class StatesSQL(RecordsSQL):
         rows = self.read("SELECT MAX(updated_at) FROM memories WHERE user_id = ?", (user_id,))
         return rows[0][0] if rows else None
 
-    def archive_unchanged(self, c: sqlite3.Connection, r: MemoryRecord, at: datetime) -> bool:
+    def archive_unchanged(self, c: Txn, r: MemoryRecord, at: datetime) -> bool:
         """Archive ``r`` if it is still as it was read: active, not pinned, and with the
         same reinforcement fields (a recall in between may have saved it)."""
         cur = c.execute(
@@ -140,9 +138,7 @@ class StatesSQL(RecordsSQL):
         )
         return cur.rowcount > 0
 
-    def mark_merged(
-        self, c: sqlite3.Connection, merged_id: str, survivor_id: str, at: datetime
-    ) -> bool:
+    def mark_merged(self, c: Txn, merged_id: str, survivor_id: str, at: datetime) -> bool:
         """Merge record ``merged_id`` into ``survivor_id`` if both are still active and
         current and the merged one is not pinned; records merged into it before follow it
         to the survivor."""
@@ -165,7 +161,7 @@ class StatesSQL(RecordsSQL):
 
     def absorb(
         self,
-        c: sqlite3.Connection,
+        c: Txn,
         survivor_id: str,
         source_ids: Sequence[str],
         *,
@@ -184,7 +180,7 @@ class StatesSQL(RecordsSQL):
             (importance, iso(restated_at), iso(restated_at), iso(restated_at), survivor_id),
         )
 
-    def mark_consolidated(self, c: sqlite3.Connection, memory_id: str, into: str) -> bool:
+    def mark_consolidated(self, c: Txn, memory_id: str, into: str) -> bool:
         """Link record ``memory_id`` to the semantic record ``into`` that consolidates it,
         if it is active, not pinned and not consolidated yet."""
         cur = c.execute(
@@ -195,7 +191,7 @@ class StatesSQL(RecordsSQL):
         return cur.rowcount > 0
 
     def release_links(
-        self, c: sqlite3.Connection, user_id: str, gone: Sequence[str], at: datetime
+        self, c: Txn, user_id: str, gone: Sequence[str], at: datetime
     ) -> tuple[list[str], list[str]]:
         """After records ``gone`` were deleted: records merged into one of them return to
         recall, records consolidated into one of them are no longer downweighted.
@@ -221,9 +217,7 @@ class StatesSQL(RecordsSQL):
                 )
         return unmerged, unconsolidated
 
-    def is_active(
-        self, c: sqlite3.Connection, memory_id: str, *, unconsolidated: bool = False
-    ) -> bool:
+    def is_active(self, c: Txn, memory_id: str, *, unconsolidated: bool = False) -> bool:
         """Whether a record exists and is in recall as current knowledge (not archived,
         merged or superseded), and with ``unconsolidated`` not consolidated yet."""
         extra = " AND consolidated_into IS NULL" if unconsolidated else ""

@@ -4,7 +4,6 @@ entity row layouts, the field cipher of an encrypted store, and row decoding."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
 from datetime import date, datetime
@@ -14,6 +13,7 @@ from mnemolayer.extract.base import SELF
 from mnemolayer.models import Entity, Fact
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.rows import from_iso
+from mnemolayer.store.txn import Txn
 
 __all__ = ["GraphBase", "normalize_name"]
 
@@ -102,9 +102,7 @@ class GraphBase:
 
     # -- plumbing --------------------------------------------------------------------
 
-    def _rows(
-        self, c: sqlite3.Connection | None, sql: str, params: Sequence[Any] = ()
-    ) -> list[tuple[Any, ...]]:
+    def _rows(self, c: Txn | None, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         if c is not None:
             return c.execute(sql, params).fetchall()
         return self.store.read(sql, params)
@@ -129,7 +127,7 @@ class GraphBase:
 
     def _select_facts(
         self,
-        c: sqlite3.Connection | None,
+        c: Txn | None,
         where: str,
         params: Sequence[Any],
         *,
@@ -138,9 +136,7 @@ class GraphBase:
         sql = f"SELECT {_FACT_COLUMNS} FROM {_FACT_FROM} WHERE {where} ORDER BY {order}"
         return [self._fact(r) for r in self._rows(c, sql, params)]
 
-    def _entities_from_rows(
-        self, c: sqlite3.Connection | None, rows: Sequence[Sequence[Any]]
-    ) -> list[Entity]:
+    def _entities_from_rows(self, c: Txn | None, rows: Sequence[Sequence[Any]]) -> list[Entity]:
         if not rows:
             return []
         user_id = rows[0][1]
@@ -171,7 +167,7 @@ class GraphBase:
             for r in rows
         ]
 
-    def _find_entity(self, c: sqlite3.Connection | None, user_id: str, norm: str) -> Entity | None:
+    def _find_entity(self, c: Txn | None, user_id: str, norm: str) -> Entity | None:
         """By normalised name, then by alias; the user's own entity only by name."""
         rows = self._rows(
             c, f"SELECT {_ENTITY_COLUMNS} FROM entities WHERE user_id = ? AND norm = ?",

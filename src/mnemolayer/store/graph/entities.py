@@ -3,7 +3,6 @@ namesakes, aliases that are never stolen, export and import."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 
 from mnemolayer.errors import ValidationError
@@ -17,6 +16,7 @@ from mnemolayer.store.graph.base import (
     normalize_name,
 )
 from mnemolayer.store.rows import iso
+from mnemolayer.store.txn import Txn
 
 __all__ = ["GraphEntities"]
 
@@ -26,7 +26,7 @@ class GraphEntities(GraphBase):
 
     def resolve_entity(
         self,
-        c: sqlite3.Connection | None,
+        c: Txn | None,
         user_id: str,
         name: str,
         *,
@@ -91,7 +91,7 @@ class GraphEntities(GraphBase):
         return entity
 
     def create_entity(
-        self, c: sqlite3.Connection, user_id: str, name: str, *, type: str, now: datetime
+        self, c: Txn, user_id: str, name: str, *, type: str, now: datetime
     ) -> Entity | None:
         """A new entity called ``name`` even when ``name`` is another entity's alias (a
         namesake); from then on the name resolves to it (names win over aliases).
@@ -118,9 +118,7 @@ class GraphEntities(GraphBase):
         )  # fmt: skip
         return entity
 
-    def add_alias(
-        self, c: sqlite3.Connection, user_id: str, entity_id: str, alias: str, now: datetime
-    ) -> bool:
+    def add_alias(self, c: Txn, user_id: str, entity_id: str, alias: str, now: datetime) -> bool:
         """Make ``alias`` another name of entity ``entity_id``.
 
         An alias is never taken from its owner: when the normalised alias already is the
@@ -160,9 +158,7 @@ class GraphEntities(GraphBase):
         )
         return self._entities_from_rows(None, rows)
 
-    def entity_by_id(
-        self, c_or_none: sqlite3.Connection | None, user_id: str, entity_id: str
-    ) -> Entity | None:
+    def entity_by_id(self, c_or_none: Txn | None, user_id: str, entity_id: str) -> Entity | None:
         """The entity with id ``entity_id`` of ``user_id``, or ``None``."""
         rows = self._rows(
             c_or_none,
@@ -216,7 +212,7 @@ class GraphEntities(GraphBase):
         )
         return [e for u in users for e in self.entities(u)]
 
-    def import_entity(self, c: sqlite3.Connection, entity: Entity) -> bool:
+    def import_entity(self, c: Txn, entity: Entity) -> bool:
         """Insert an exported entity with its id, name, type, times and aliases.
 
         Returns ``False`` (nothing written) when its id exists, or when the user already

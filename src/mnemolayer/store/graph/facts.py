@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 from collections.abc import Mapping
 from datetime import datetime
 
@@ -15,6 +14,7 @@ from mnemolayer.models import Fact
 from mnemolayer.store.graph.base import normalize_name
 from mnemolayer.store.graph.entities import GraphEntities
 from mnemolayer.store.rows import iso
+from mnemolayer.store.txn import Txn
 
 __all__ = ["GraphFacts"]
 
@@ -24,7 +24,7 @@ class GraphFacts(GraphEntities):
 
     def insert_fact(
         self,
-        c: sqlite3.Connection,
+        c: Txn,
         fact: Fact,
         *,
         stated_at: Mapping[str, datetime] | None = None,
@@ -76,7 +76,7 @@ class GraphFacts(GraphEntities):
 
     def close_fact(
         self,
-        c: sqlite3.Connection,
+        c: Txn,
         fact_id: str,
         *,
         valid_to: datetime,
@@ -101,13 +101,13 @@ class GraphFacts(GraphEntities):
             (iso(valid_to), superseded_by, iso(expired_at), fact_id),
         )
 
-    def set_valid_from(self, c: sqlite3.Connection, fact_id: str, valid_from: datetime) -> None:
+    def set_valid_from(self, c: Txn, fact_id: str, valid_from: datetime) -> None:
         """Move the start of a fact's validity (a late message shows it held earlier)."""
         c.execute("UPDATE facts SET valid_from = ? WHERE id = ?", (iso(valid_from), fact_id))
 
     def reinforce(
         self,
-        c: sqlite3.Connection,
+        c: Txn,
         fact_id: str,
         source_id: str,
         confidence: float,
@@ -145,7 +145,7 @@ class GraphFacts(GraphEntities):
         return fact.model_copy(update={"source_ids": sources, "confidence": conf})
 
     def statements(
-        self, c_or_none: sqlite3.Connection | None, user_id: str, fact_id: str
+        self, c_or_none: Txn | None, user_id: str, fact_id: str
     ) -> list[tuple[str, datetime]]:
         """``(source id, time it said the fact held from)`` for each source of a fact,
         earliest first. A fact restated after a conflicting fact's time still held then
@@ -160,7 +160,7 @@ class GraphFacts(GraphEntities):
 
     def split_fact(
         self,
-        c: sqlite3.Connection,
+        c: Txn,
         fact_id: str,
         *,
         at: datetime,
@@ -217,18 +217,18 @@ class GraphFacts(GraphEntities):
         )
         return early, rest
 
-    def set_memory_id(self, c: sqlite3.Connection, fact_id: str, memory_id: str | None) -> None:
+    def set_memory_id(self, c: Txn, fact_id: str, memory_id: str | None) -> None:
         """Link a fact to the semantic memory record that carries its sentence."""
         c.execute("UPDATE facts SET memory_id = ? WHERE id = ?", (memory_id, fact_id))
 
-    def fact(self, c_or_none: sqlite3.Connection | None, fact_id: str) -> Fact | None:
+    def fact(self, c_or_none: Txn | None, fact_id: str) -> Fact | None:
         """The fact with id ``fact_id``, or ``None``."""
         found = self._select_facts(c_or_none, "f.id = ?", (fact_id,))
         return found[0] if found else None
 
     get_fact = fact
 
-    def import_fact(self, c: sqlite3.Connection, fact: Fact) -> bool:
+    def import_fact(self, c: Txn, fact: Fact) -> bool:
         """Insert an exported fact as it was (validity, provenance, links).
 
         Returns ``False`` when its id exists already.

@@ -4,13 +4,13 @@ the repairs that keep the timeline whole, deleting a whole user, and row counts.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mnemolayer.models import Fact
 from mnemolayer.store.graph.base import GraphBase, _chunks, _marks, normalize_name
 from mnemolayer.store.rows import iso
+from mnemolayer.store.txn import Txn
 
 __all__ = ["GraphForget", "SourceRemoval"]
 
@@ -36,9 +36,7 @@ class SourceRemoval:
 class GraphForget(GraphBase):
     """Deletes of facts and entities."""
 
-    def remove_sources(
-        self, c: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]
-    ) -> list[Fact]:
+    def remove_sources(self, c: Txn, user_id: str, memory_ids: Sequence[str]) -> list[Fact]:
         """Forget that ``memory_ids`` stated anything (they are being deleted).
 
         See :meth:`remove_sources_detailed`; returns only the deleted facts (whose
@@ -47,7 +45,7 @@ class GraphForget(GraphBase):
         return self.remove_sources_detailed(c, user_id, memory_ids).deleted
 
     def remove_sources_detailed(
-        self, c: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]
+        self, c: Txn, user_id: str, memory_ids: Sequence[str]
     ) -> SourceRemoval:
         """Drop ``memory_ids`` from the provenance of the user's facts.
 
@@ -90,9 +88,7 @@ class GraphForget(GraphBase):
                 orphans.append(fact_id)
         return self.delete_facts(c, user_id, orphans)
 
-    def delete_facts_by_memory(
-        self, c: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]
-    ) -> list[Fact]:
+    def delete_facts_by_memory(self, c: Txn, user_id: str, memory_ids: Sequence[str]) -> list[Fact]:
         """Delete the facts whose sentence records (``memory_id``) are among
         ``memory_ids`` (those records are being deleted), as :meth:`delete_facts`
         describes. Returns the deleted facts."""
@@ -107,9 +103,7 @@ class GraphForget(GraphBase):
             ]
         return self.delete_facts(c, user_id, fact_ids).deleted
 
-    def delete_facts(
-        self, c: sqlite3.Connection, user_id: str, fact_ids: Sequence[str]
-    ) -> SourceRemoval:
+    def delete_facts(self, c: Txn, user_id: str, fact_ids: Sequence[str]) -> SourceRemoval:
         """Delete facts of ``user_id`` and repair what pointed at them.
 
         - A fact that a deleted fact had closed takes over the deleted fact's end of
@@ -189,7 +183,7 @@ class GraphForget(GraphBase):
                 ).rowcount
         return result
 
-    def delete_user(self, c: sqlite3.Connection, user_id: str) -> dict[str, int]:
+    def delete_user(self, c: Txn, user_id: str) -> dict[str, int]:
         """Delete every entity, alias and fact of ``user_id``.
 
         Returns:

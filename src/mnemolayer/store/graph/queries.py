@@ -3,7 +3,6 @@ a time, facts by the memories they came from, and what retrieval and mining need
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -19,6 +18,7 @@ from mnemolayer.store.graph.base import (
 )
 from mnemolayer.store.graph.entities import GraphEntities
 from mnemolayer.store.rows import iso
+from mnemolayer.store.txn import Txn
 
 __all__ = ["GraphQueries"]
 
@@ -28,7 +28,7 @@ class GraphQueries(GraphEntities):
 
     def current_facts(
         self,
-        c_or_none: sqlite3.Connection | None,
+        c_or_none: Txn | None,
         user_id: str,
         *,
         subject_id: str | None = None,
@@ -53,7 +53,7 @@ class GraphQueries(GraphEntities):
 
     def subject_facts(
         self,
-        c_or_none: sqlite3.Connection | None,
+        c_or_none: Txn | None,
         user_id: str,
         subject_id: str,
         predicates: Sequence[str],

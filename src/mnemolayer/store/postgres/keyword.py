@@ -10,11 +10,11 @@ reads a new index version (``meta.index_version``, bumped with every user genera
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from mnemolayer.store.core import StoreCore
+from mnemolayer.store.txn import Txn
 
 __all__ = ["TsvectorIndex"]
 
@@ -28,9 +28,7 @@ class TsvectorIndex(StoreCore):
     _stats: dict[str, int]
     _stats_token: tuple[int, int] | None
 
-    def _index_terms(
-        self, c: sqlite3.Connection, rowid: int, user_id: str, terms: str, *, replace: bool
-    ) -> None:
+    def _index_terms(self, c: Txn, rowid: int, user_id: str, terms: str, *, replace: bool) -> None:
         if replace:
             c.execute(
                 "INSERT INTO memories_fts (user_id, rowid, terms) VALUES (?, ?, ?) "
@@ -130,7 +128,7 @@ class TsvectorIndex(StoreCore):
             self._stats, self._stats_token = {}, token
         return token
 
-    def _index_changed(self, c: sqlite3.Connection) -> None:
+    def _index_changed(self, c: Txn) -> None:
         """Advance the store's index version (read by :meth:`change_token`), so that
         every process sees that the keyword index changed."""
         self._stats.clear()
@@ -141,7 +139,7 @@ class TsvectorIndex(StoreCore):
 
     # -- erasure -------------------------------------------------------------------------
 
-    def unique_terms(self, c: sqlite3.Connection, rowids: set[int]) -> set[str]:
+    def unique_terms(self, c: Txn, rowids: set[int]) -> set[str]:
         """The stored terms are the lexemes; the rows holding one are found through the
         GIN index."""
         if not rowids:
@@ -168,7 +166,7 @@ class TsvectorIndex(StoreCore):
                 unique.add(term)
         return unique
 
-    def vocab_count(self, c: sqlite3.Connection | None, terms: set[str]) -> int:
+    def vocab_count(self, c: Txn | None, terms: set[str]) -> int:
         return sum(
             int(
                 self._rows(

@@ -33,7 +33,6 @@ encryption. ``Memory`` refuses it with a :class:`ValidationError` naming ``encry
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -49,6 +48,7 @@ from mnemolayer.store.postgres.engine import PostgresConnection, _Conn, has_sche
 from mnemolayer.store.postgres.keyword import TsvectorIndex, _lexeme
 from mnemolayer.store.postgres.url import is_postgres_url, redact_url
 from mnemolayer.store.rows import COLUMN_NAMES, COLUMNS, iso
+from mnemolayer.store.txn import Txn
 
 # _lexeme: privacy/erasure.py imports it from here.
 __all__ = ["PostgresStore", "_lexeme", "has_schema", "is_postgres_url", "redact_url"]
@@ -308,7 +308,7 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
 
     # -- erasure -------------------------------------------------------------------------
 
-    def user_tables(self, c: sqlite3.Connection | None = None) -> list[str]:
+    def user_tables(self, c: Txn | None = None) -> list[str]:
         """Every table of the current schema with a ``user_id`` column, sorted."""
         return [
             str(r[0])

@@ -23,6 +23,7 @@ from mnemolayer.store.engine import Engine
 from mnemolayer.store.migrate import check_current, upgrade
 from mnemolayer.store.rows import from_iso, iso
 from mnemolayer.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
+from mnemolayer.store.txn import Txn
 
 __all__ = ["SQLiteConnection", "from_iso", "iso", "retry_locked"]
 
@@ -200,7 +201,7 @@ class SQLiteConnection(Engine):
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
 
-    def transact(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+    def transact(self, fn: Callable[[Txn], T]) -> T:
         """Run ``fn(conn)`` in one write transaction; errors mapped, locks retried."""
 
         def once() -> T:

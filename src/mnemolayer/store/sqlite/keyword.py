@@ -5,12 +5,12 @@ remove_diacritics 2``) with its vocabulary table ``memories_fts_vocab``; the hoo
 from __future__ import annotations
 
 import re
-import sqlite3
 import unicodedata
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mnemolayer.store.core import StoreCore
+from mnemolayer.store.txn import Txn
 
 __all__ = ["FTS5Index"]
 
@@ -21,9 +21,7 @@ _TOKEN = re.compile(r"[^\W_]+")
 class FTS5Index(StoreCore):
     """Keyword entries, matches and statistics from FTS5."""
 
-    def _index_terms(
-        self, c: sqlite3.Connection, rowid: int, user_id: str, terms: str, *, replace: bool
-    ) -> None:
+    def _index_terms(self, c: Txn, rowid: int, user_id: str, terms: str, *, replace: bool) -> None:
         if replace:
             c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
         c.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (rowid, terms))
@@ -122,7 +120,7 @@ class FTS5Index(StoreCore):
 
     # -- erasure -------------------------------------------------------------------------
 
-    def unique_terms(self, c: sqlite3.Connection, rowids: set[int]) -> set[str]:
+    def unique_terms(self, c: Txn, rowids: set[int]) -> set[str]:
         """Terms of the full-text index that occur only in ``rowids``' rows (found
         through FTS5's ``instance`` vocabulary)."""
         if not rowids:
@@ -154,7 +152,7 @@ class FTS5Index(StoreCore):
                 unique.add(term)
         return unique
 
-    def vocab_count(self, c: sqlite3.Connection | None, terms: set[str]) -> int:
+    def vocab_count(self, c: Txn | None, terms: set[str]) -> int:
         found = 0
         ordered = sorted(terms)
         for start in range(0, len(ordered), _CHUNK):
@@ -169,7 +167,7 @@ class FTS5Index(StoreCore):
             )
         return found
 
-    def compact_keyword_index(self, c: sqlite3.Connection) -> None:
+    def compact_keyword_index(self, c: Txn) -> None:
         """Rewrite the full-text index without the deleted rows: FTS5 deletes leave
         tombstones while the old segments (holding the deleted terms) stay until a merge.
         The cost grows with the index (a whole-user delete is rare)."""

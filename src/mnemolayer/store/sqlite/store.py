@@ -16,7 +16,7 @@ import os
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from mnemolayer.store.base import SQLStore
 from mnemolayer.store.rows import COLUMN_NAMES, COLUMNS, AccessState, RankSignals, iso
 from mnemolayer.store.sqlite.engine import SQLiteConnection
 from mnemolayer.store.sqlite.keyword import FTS5Index
+from mnemolayer.store.txn import Txn
 
 __all__ = ["AccessState", "RankSignals", "SQLiteStore", "iso", "parse_db_url"]
 
@@ -95,7 +96,7 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
                 supported), or it is paired with another keyring.
         """
 
-        def mark(c: sqlite3.Connection) -> str | None:
+        def mark(c: Txn) -> str | None:
             row = c.execute("SELECT value FROM meta WHERE key = 'encryption_keyring'").fetchone()
             if row is not None:
                 return str(row[0])
@@ -144,17 +145,23 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
 
     # -- records: identity and JSON ------------------------------------------------------
 
-    def _insert_row(self, c: sqlite3.Connection, record: MemoryRecord) -> int | None:
-        cur = c.execute(
-            f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMN_NAMES))}) "
-            "ON CONFLICT(user_id, content_hash) DO NOTHING",
-            self.record_row(record),
+    def _insert_row(self, c: Txn, record: MemoryRecord) -> int | None:
+        # Here the transaction is the sqlite3.Connection itself (SQLiteEngine.write), whose
+        # cursors have lastrowid; Txn leaves it out because PostgreSQL's cursors have none
+        # (that store asks for RETURNING rowid instead).
+        cur = cast(
+            sqlite3.Cursor,
+            c.execute(
+                f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMN_NAMES))}) "
+                "ON CONFLICT(user_id, content_hash) DO NOTHING",
+                self.record_row(record),
+            ),
         )
         if cur.rowcount == 0:
             return None
         return cur.lastrowid
 
-    def add_source(self, c: sqlite3.Connection, memory_id: str, source_id: str) -> None:
+    def add_source(self, c: Txn, memory_id: str, source_id: str) -> None:
         """Append ``source_id`` to a record's provenance (once)."""
         c.execute(
             "UPDATE memories SET source_ids = json_insert(source_ids, '$[#]', ?) "
@@ -167,9 +174,7 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
 
     # -- vectors: float32 blobs ----------------------------------------------------------
 
-    def _put_vectors(
-        self, c: sqlite3.Connection, rowid: int | None, user_id: str, vectors: np.ndarray
-    ) -> None:
+    def _put_vectors(self, c: Txn, rowid: int | None, user_id: str, vectors: np.ndarray) -> None:
         c.executemany(
             "INSERT INTO vectors (memory_rowid, chunk, user_id, vector) VALUES (?, ?, ?, ?)",
             [
@@ -179,7 +184,7 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
         )
         self.bump_generation(c, user_id)
 
-    def _drop_vectors(self, c: sqlite3.Connection, rowid: int, user_id: str) -> None:
+    def _drop_vectors(self, c: Txn, rowid: int, user_id: str) -> None:
         c.execute("DELETE FROM vectors WHERE memory_rowid = ?", (rowid,))
 
     def load_vectors(self, user_id: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
@@ -198,7 +203,7 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
             )
         return rowids, matrix.reshape(len(rows), dim)
 
-    def record_vectors(self, c: sqlite3.Connection, memory_id: str) -> np.ndarray:
+    def record_vectors(self, c: Txn, memory_id: str) -> np.ndarray:
         """A record's chunk vectors, ``(chunks, dim)`` float32, read inside ``c``."""
         rows = c.execute(
             "SELECT v.vector FROM vectors v JOIN memories m ON m.rowid = v.memory_rowid "
@@ -220,7 +225,7 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
             version = self._conn.execute("PRAGMA data_version").fetchone()[0]
             return int(version), self._index_writes
 
-    def _write_briefly(self, wait_s: float, fn: Callable[[sqlite3.Connection], None]) -> bool:
+    def _write_briefly(self, wait_s: float, fn: Callable[[Txn], None]) -> bool:
         """``BEGIN IMMEDIATE`` with the busy timeout lowered to ``wait_s`` for this one
         try; SQLite errors give ``False`` (any other error of ``fn`` is raised)."""
         with self._lock:
@@ -254,7 +259,7 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
 
     # -- erasure -------------------------------------------------------------------------
 
-    def user_tables(self, c: sqlite3.Connection | None = None) -> list[str]:
+    def user_tables(self, c: Txn | None = None) -> list[str]:
         """Every table of the file with a ``user_id`` column (from ``sqlite_master``, so
         a table a later migration adds is covered), sorted."""
         names = [
