@@ -149,3 +149,11 @@ def test_a_named_assistant_states_only_its_own_facts(smem: Memory) -> None:
     )
     facts = {(f.subject, f.predicate, f.object) for f in smem.facts(user_id="u")}
     assert facts == {("Melanie", "lives_in", "Porto")}
+
+
+def test_a_labelled_message_added_again_is_the_same_record(mem: Memory) -> None:
+    [first] = mem.add("Caroline: I went hiking", user_id="u", session_id="s1")
+    [again] = mem.add("Caroline: I went hiking", user_id="u", session_id="s1")
+    [other] = mem.add("Melanie: I went hiking", user_id="u", session_id="s1")
+    assert again.id == first.id
+    assert other.id != first.id and other.speaker == "Melanie"

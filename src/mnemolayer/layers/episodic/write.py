@@ -215,8 +215,11 @@ class EpisodicWriter:
                     + (f" (messages[{i}])" if len(msgs) > 1 else "")
                     + f", got {expiry.isoformat()}",
                 )
+            # Keyed on the given name, not the label read from the text (which the
+            # content holds anyway): a labelled message stored before labels were read
+            # still matches when it is added again.
             hashed = message_hash(
-                content, agent_id, session_id, kind_.value, speaker or m.role,
+                content, agent_id, session_id, kind_.value, m.name or m.role,
                 session_only=session_only,
             )  # fmt: skip
             records.append(
