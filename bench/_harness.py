@@ -258,7 +258,9 @@ class Recorder:
         self.ingest_seconds = 0.0
         self.messages = 0
 
-    def add(self, memory: Any, messages: Sequence[Message], **kwargs: Any) -> list[MemoryRecord]:
+    def add(
+        self, memory: Any, messages: Sequence[Message | dict[str, Any]], **kwargs: Any
+    ) -> list[MemoryRecord]:
         """``memory.add(messages, **kwargs)``, timed; the per-message time is the call's mean."""
         start = time.perf_counter()
         records: list[MemoryRecord] = memory.add(list(messages), **kwargs)

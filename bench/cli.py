@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .extraction import Counts, ExtractionScores, FactError
 
 Mode = Literal["hybrid", "vector", "keyword"]
+AddStyleOpt = Literal["bench", "prefix", "role", "per-turn"]
 Format = Literal["markdown", "json"]
 
 
@@ -133,6 +134,10 @@ def locomo(
             "--maintain", help="Run one maintenance pass after ingesting each conversation."
         ),
     ] = False,
+    add_style: Annotated[
+        AddStyleOpt,
+        typer.Option(help="How turns are passed to Memory.add (see bench/README.md)."),
+    ] = "bench",
 ) -> None:
     """LoCoMo: recall of the evidence turns for each question."""
     from .locomo import run_locomo
@@ -150,6 +155,7 @@ def locomo(
         show_progress=not state.json,
         extractor=extractor or state.extractor,
         maintain=maintain,
+        add_style=add_style,
     )
     _report(state, result, plot)
 

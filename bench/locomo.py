@@ -29,6 +29,7 @@ from . import _harness
 from .metrics import aggregate, question_scores
 
 __all__ = [
+    "ADD_STYLES",
     "CATEGORIES",
     "load_conversations",
     "parse_evidence",
@@ -36,6 +37,7 @@ __all__ = [
     "run_locomo",
     "session_messages",
     "store_path",
+    "styled_messages",
 ]
 
 #: LoCoMo's question categories (as numbered in the released data).
@@ -162,6 +164,44 @@ def session_messages(
     return messages
 
 
+#: How :func:`run_locomo` hands a session to :meth:`Memory.add` (``--add-style``).
+AddStyle = Literal["bench", "prefix", "role", "per-turn"]
+ADD_STYLES: tuple[AddStyle, ...] = ("bench", "prefix", "role", "per-turn")
+
+
+def styled_messages(
+    turns: Sequence[dict[str, Any]], number: int, start: datetime, style: AddStyle
+) -> list[Message | dict[str, Any]]:
+    """A session's turns as a caller in ``style`` would pass them to :meth:`Memory.add`.
+
+    - ``bench``: :func:`session_messages` (speaker as ``name``, a time per turn).
+    - ``prefix``: plain ``"Caroline: text"`` content, no name, no time (the session's time
+      is given to ``add``).
+    - ``role``: ``{"role", "name", "content"}`` dicts, the first speaker ``user`` and the
+      other ``assistant``, no time.
+    - ``per-turn``: like ``prefix``, but :func:`run_locomo` adds each turn in its own call.
+
+    Every style carries ``{"dia_id", "session"}`` metadata: that maps hits to evidence.
+    """
+    if style == "bench":
+        return list(session_messages(turns, number, start))
+    first = next((t["speaker"] for t in turns), None)
+    out: list[Message | dict[str, Any]] = []
+    for turn in turns:
+        content = turn_content(turn)
+        if not content:
+            continue
+        meta = {"dia_id": turn["dia_id"], "session": number}
+        if style == "role":
+            role = "user" if turn["speaker"] == first else "assistant"
+            out.append(
+                {"role": role, "name": turn["speaker"], "content": content, "metadata": meta}
+            )
+        else:
+            out.append({"content": f"{turn['speaker']}: {content}", "metadata": meta})
+    return out
+
+
 def conversation_end(sessions: Sequence[tuple[int, datetime, Sequence[Any]]]) -> datetime:
     """The time of a conversation's last turn (its last session's start plus one second
     per turn, as :func:`session_messages` dates them): the benchmark's "now", so that
@@ -214,14 +254,25 @@ def _metrics(details: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def _ingest(
-    memory: Any, recorder: _harness.Recorder, sample_id: str, sessions: list, bar: Any, task: Any
+    memory: Any,
+    recorder: _harness.Recorder,
+    sample_id: str,
+    sessions: list,
+    progress: tuple[Any, Any],
+    style: AddStyle = "bench",
 ) -> int:
-    """Add every session in one call each; returns how many turns the store deduplicated."""
+    """Add every session (in one call each, or one per turn for ``per-turn``); returns
+    how many turns the store deduplicated."""
+    bar, task = progress
     deduplicated = 0
     for number, start, turns in sessions:
-        messages = session_messages(turns, number, start)
-        records = recorder.add(memory, messages, user_id=sample_id, session_id=f"session_{number}")
-        deduplicated += len(messages) - len({r.id for r in records})
+        messages = styled_messages(turns, number, start, style)
+        scope = {"user_id": sample_id, "session_id": f"session_{number}"}
+        # Styles without a time per turn give the session's time to the call.
+        when = {} if style == "bench" else {"timestamp": start}
+        calls = [[m] for m in messages] if style == "per-turn" else [messages]
+        ids = {r.id for call in calls for r in recorder.add(memory, call, **scope, **when)}
+        deduplicated += len(messages) - len(ids)
         bar.advance(task, len(turns))
     return deduplicated
 
@@ -280,6 +331,7 @@ def run_locomo(
     extractor: str | None = "rules",
     lifecycle: LifecycleConfig | None = None,
     maintain: bool = False,
+    add_style: AddStyle = "bench",
 ) -> dict[str, Any]:
     """Ingest LoCoMo conversations and score search against each question's evidence.
 
@@ -309,6 +361,8 @@ def run_locomo(
         maintain: after ingesting a conversation, run one maintenance pass
             (:meth:`Memory.maintain`) at the conversation's end, then ask its
             questions; ``counts["maintenance"]`` gives each conversation's report totals.
+        add_style: how turns are handed to :meth:`Memory.add` (:func:`styled_messages`):
+            ``"bench"`` (default), ``"prefix"``, ``"role"`` or ``"per-turn"``.
 
     Returns:
         JSON-ready dict: ``config``; ``metrics`` (rows ``multi-hop``, ``temporal``,
@@ -351,7 +405,7 @@ def run_locomo(
                 lifecycle=lifecycle,
             ) as memory:  # fmt: skip
                 counts["deduplicated_turns"] += _ingest(
-                    memory, recorder, sample_id, sessions, bar, ingest
+                    memory, recorder, sample_id, sessions, (bar, ingest), add_style
                 )
                 if maintain:
                     report = memory.maintain(user_id=sample_id)
@@ -374,6 +428,7 @@ def run_locomo(
             retrieval=retrieval,
             lifecycle=(lifecycle or LifecycleConfig()).model_dump(mode="json"),
             maintain=maintain,
+            add_style=add_style,
             data={"locomo": data_path},
             cache=cache,
             conversations=[sample_id for sample_id, *_ in plan],

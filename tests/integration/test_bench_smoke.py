@@ -74,3 +74,20 @@ def test_max_questions_stops_early(tmp_path: Path) -> None:
         workdir=tmp_path,
     )
     assert small["counts"]["questions"] == 3
+
+
+@pytest.mark.parametrize("style", ["prefix", "role", "per-turn"])
+def test_add_styles_recall_as_the_bench_way(
+    style: str, result: dict, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    tmp = tmp_path_factory.mktemp(f"style-{style}")
+    styled = run_locomo(
+        SAMPLE, embedder="hashing", workdir=tmp, cache=False, show_progress=False,
+        add_style=style,  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert styled["config"]["add_style"] == style
+    for row in ("overall", "adversarial"):
+        got, want = styled["metrics"][row]["recall@5"], result["metrics"][row]["recall@5"]
+        assert abs(got - want) <= 0.02, (row, got, want)
+    calls = styled["latency"]["add_calls"]
+    assert calls == (60 if style == "per-turn" else 4)

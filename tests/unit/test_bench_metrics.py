@@ -8,7 +8,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bench.locomo import parse_evidence, parse_session_datetime, session_messages
+from bench.locomo import (
+    ADD_STYLES,
+    parse_evidence,
+    parse_session_datetime,
+    session_messages,
+    styled_messages,
+)
 from bench.memorybank import load_bank, load_gold, pair_messages
 from bench.metrics import (
     aggregate,
@@ -20,6 +26,7 @@ from bench.metrics import (
     session_recall_at_k,
 )
 from helpers import shared_data
+from mnemolayer.models import Message
 
 # -- metrics -----------------------------------------------------------------------------
 
@@ -156,6 +163,33 @@ def test_session_messages_render_turns() -> None:
     assert second.timestamp is not None and first.timestamp is not None
     assert (second.timestamp - first.timestamp).total_seconds() == 1
     assert second.content == "Cute."
+
+
+@pytest.mark.parametrize("style", ADD_STYLES)
+def test_styled_messages_keep_the_evidence_ids(style: str) -> None:
+    start = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    turns = [
+        {"speaker": "Ann", "dia_id": "D2:1", "text": "Look at this!", "blip_caption": "a cat"},
+        {"speaker": "Bob", "dia_id": "D2:2", "text": "Cute."},
+        {"speaker": "Ann", "dia_id": "D2:3", "text": ""},
+    ]
+    out = styled_messages(turns, 2, start, style)  # type: ignore[arg-type]
+    dicts = [m.model_dump() if isinstance(m, Message) else m for m in out]
+    assert [d["metadata"] for d in dicts] == [
+        {"dia_id": "D2:1", "session": 2},
+        {"dia_id": "D2:2", "session": 2},
+    ]
+    if style == "bench":
+        assert [d["name"] for d in dicts] == ["Ann", "Bob"]
+    elif style == "role":
+        assert [(d["role"], d["name"]) for d in dicts] == [("user", "Ann"), ("assistant", "Bob")]
+        assert "timestamp" not in dicts[0]
+    else:
+        assert [d["content"] for d in dicts] == [
+            "Ann: Look at this! [shares a photo: a cat]",
+            "Bob: Cute.",
+        ]
+        assert "name" not in dicts[0] and "timestamp" not in dicts[0]
 
 
 # -- MemoryBank gold ---------------------------------------------------------------------

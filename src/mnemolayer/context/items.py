@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemolayer.extract import predicates
 from mnemolayer.extract.base import SELF
+from mnemolayer.text.speakers import strip_speaker
 from mnemolayer.text.tokens import TokenCounter
 
 if TYPE_CHECKING:
@@ -255,7 +256,8 @@ def episode_items(mem: ContextSource, query: str, user_id: str, budget: int) -> 
         r = h.memory
         items.append(
             ContextItem(
-                text=r.content,
+                # "Caroline: ..." added without a name is not labelled twice.
+                text=strip_speaker(r.content, r.speaker),
                 time=r.occurred_at or r.created_at,
                 score=h.score,
                 memory_id=r.id,

@@ -39,10 +39,25 @@ from mnemolayer.privacy.wiring import (
 )
 from mnemolayer.retrieval.index import embed_records, keyword_terms
 from mnemolayer.store.base import SQLStore
+from mnemolayer.text.speakers import split_speaker
 
 __all__ = ["EpisodicWriter", "MessageInput"]
 
 MessageInput = str | Message | dict[str, Any]
+
+
+#: Roles whose text may name its speaker in a label (``"Caroline: ..."``).
+_LABELLED_ROLES = frozenset({"user", "assistant"})
+
+
+def _labelled_speaker(content: str, role: str) -> str | None:
+    """The speaker a message with no ``name`` gives in front of its text
+    (:func:`mnemolayer.text.speakers.split_speaker`), or ``None``. The content stays
+    verbatim; what is derived from it reads the text after the label."""
+    if role not in _LABELLED_ROLES:
+        return None
+    split = split_speaker(content)
+    return split[0] if split is not None else None
 
 
 class EpisodicWriter:
@@ -97,11 +112,18 @@ class EpisodicWriter:
         Args:
             messages: a string (one user message), a :class:`Message`, a dict with
                 ``role``/``content`` (and optionally ``name``, ``timestamp``, ``id``,
-                ``metadata``), or a list of those.
+                ``metadata``), or a list of those. A user or assistant message with no
+                ``name`` whose text starts with a speaker label (``"Caroline: I went
+                hiking"``, ``"卡罗琳：我去徒步了"``; the conservative rules of
+                :mod:`mnemolayer.text.speakers`) is attributed to that speaker: the
+                record's ``speaker`` is the label, its ``content`` stays verbatim, and
+                the indexes and fact extraction read the text after the label, as if
+                ``name`` had been given.
             user_id: the tenant; required.
             agent_id, session_id: narrower scope.
             timestamp: when the messages happened (message ``timestamp`` wins); naive → UTC;
-                default: now.
+                default: now. Messages of one call that share a time keep their order
+                (records are stored, and session neighbours read, in message order).
             metadata: JSON object merged under each message's own metadata.
             importance: in [0, 1]; ``None`` (default) estimates it per message from
                 its text (by the constructor's ``importance`` estimator; the default
@@ -184,7 +206,7 @@ class EpisodicWriter:
         for i, m in enumerate(msgs):
             meta = {**base_meta, **v.metadata(m.metadata, f"messages[{i}].metadata")}
             content, meta = self._redact(m.content, meta)  # before hashing and everything
-            speaker = m.name
+            speaker = m.name or _labelled_speaker(content, m.role)
             occurred = m.timestamp or base_time or now
             if expiry is not None and expiry <= occurred:
                 raise ValidationError(
@@ -193,8 +215,11 @@ class EpisodicWriter:
                     + (f" (messages[{i}])" if len(msgs) > 1 else "")
                     + f", got {expiry.isoformat()}",
                 )
+            # Keyed on the given name, not the label read from the text (which the
+            # content holds anyway): a labelled message stored before labels were read
+            # still matches when it is added again.
             hashed = message_hash(
-                content, agent_id, session_id, kind_.value, speaker or m.role,
+                content, agent_id, session_id, kind_.value, m.name or m.role,
                 session_only=session_only,
             )  # fmt: skip
             records.append(

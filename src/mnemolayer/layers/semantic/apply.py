@@ -35,6 +35,7 @@ from mnemolayer.lifecycle.conflicts import resolve
 from mnemolayer.models import Fact, MemoryKind, MemoryRecord, content_hash, new_id, normalize_text
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.graph import GraphStore
+from mnemolayer.text.speakers import strip_speaker
 
 __all__ = ["Pending", "SemanticLayer", "fact_text"]
 
@@ -43,6 +44,11 @@ log = logging.getLogger(__name__)
 #: Roles whose messages are mined for facts: what the user (or a named human speaker)
 #: says. Assistant, system and tool messages are not statements about the user.
 EXTRACT_ROLES = frozenset({"user"})
+#: Roles mined only for what a *named* speaker says of themself: an assistant message
+#: with a ``name`` is a participant speaking (the other person of a two-person chat
+#: passed as role/name dicts, or an agent with a name); its first-person facts are the
+#: speaker's, and what it says of the user or of others is not taken as stated.
+SELF_ONLY_ROLES = frozenset({"assistant"})
 
 _IMPORTANCE = {"identity": 0.7, "relationship": 0.7, "preference": 0.65, "plan": 0.6}
 
@@ -111,11 +117,14 @@ class SemanticLayer:
                 continue
             if self.extractor is None:
                 continue
-            if turn.kind != MemoryKind.EPISODIC or turn.role not in EXTRACT_ROLES:
+            self_only = turn.role in SELF_ONLY_ROLES and bool(turn.speaker)
+            if turn.kind != MemoryKind.EPISODIC or not (turn.role in EXTRACT_ROLES or self_only):
                 continue
             try:
                 extraction = self.extractor.extract(
-                    turn.content, speaker=turn.speaker, timestamp=turn.occurred_at
+                    strip_speaker(turn.content, turn.speaker),
+                    speaker=turn.speaker,
+                    timestamp=turn.occurred_at,
                 )
             except Exception:  # a custom extractor's bug must not lose the message
                 log.exception(
@@ -123,7 +132,12 @@ class SemanticLayer:
                     getattr(self.extractor, "name", self.extractor),
                 )
                 continue
-            facts = [f for f in extraction.facts if f.predicate in predicates.PREDICATES]
+            facts = [
+                f
+                for f in extraction.facts
+                if f.predicate in predicates.PREDICATES
+                and (not self_only or f.subject == turn.speaker)
+            ]
             if facts:
                 out.append(self.draft(turn, facts, now))
         return out
