@@ -180,4 +180,15 @@ def test_corpus_keeps_document_frequencies() -> None:
     c.add(["a", "a", "b"])
     c.add(["b"])
     c.close()
-    assert c.doc_freq == {"a": 1, "b": 2} and c.avg_len == 2.0
+    assert c.doc_freq == {"a": 1, "b": 2} and c.avg_len == 2.0 and c.docs[0]["a"] == 2
+
+
+def test_a_memory_outside_any_session_is_not_scaled_down(
+    db_path: Any, clock: FakeClock, talk: list
+) -> None:
+    with Memory(db_path, embedder="hashing", clock=clock, extractor=None) as mem:
+        _add(mem, talk)
+        alone = mem.add("zanzibar spice market visit", user_id="u1")[0]
+        hit = mem.search("zanzibar spice market visit", user_id="u1", limit=1)[0]
+        assert hit.memory.id == alone.id and hit.scores["in_session"] == 0.0
+        assert hit.scores["relevance"] == hit.scores["relevance_base"]

@@ -87,7 +87,9 @@ class RetrievalConfig(BaseModel):
         session_turns: pool widening: the best ``session_turns`` turns (by cosine) of
             each of the ``top_sessions`` sessions holding the best vector candidates join
             the candidates (a gold turn is often in a session that already has a hit).
-            0 turns it off.
+            0 (default) turns it off: on LoCoMo dev, 5 turns of the top 3 sessions raise
+            the pool's coverage of gold turns but not recall@5 or @10 (0.730 / 0.799 with,
+            0.731 / 0.799 without), and cost latency.
         top_sessions: how many sessions :attr:`session_turns` widens.
     """
 
@@ -114,7 +116,7 @@ class RetrievalConfig(BaseModel):
     window_keyword_weight: float = Field(0.1, ge=0.0, le=5.0)
     session_keyword_weight: float = Field(0.05, ge=0.0, le=5.0)
     time_word_weight: float = Field(0.1, ge=0.0, le=5.0)
-    session_turns: int = Field(5, ge=0, le=1000)
+    session_turns: int = Field(0, ge=0, le=1000)
     top_sessions: int = Field(3, ge=0, le=1000)
 
     @property

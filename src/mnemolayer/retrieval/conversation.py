@@ -21,21 +21,25 @@ __all__ = ["ConversationIndex", "Corpus", "build_conversation_index"]
 
 @dataclass
 class Corpus:
-    """Documents as term lists with their BM25 collection statistics."""
+    """Documents as term counts with their BM25 collection statistics (counted once at
+    build time, so that scoring a query reads them and counts nothing)."""
 
-    docs: list[list[str]] = field(default_factory=list)
+    docs: list[Counter[str]] = field(default_factory=list)
+    lengths: list[int] = field(default_factory=list)
     doc_freq: Counter[str] = field(default_factory=Counter)
     avg_len: float = 1.0
 
     def add(self, terms: list[str]) -> int:
-        """Add one document; returns its position."""
-        self.docs.append(terms)
-        self.doc_freq.update(set(terms))
+        """Add one document (its terms, with repeats); returns its position."""
+        tf = Counter(terms)
+        self.docs.append(tf)
+        self.lengths.append(len(terms))
+        self.doc_freq.update(tf.keys())
         return len(self.docs) - 1
 
     def close(self) -> None:
         """Compute the mean document length (call after the last :meth:`add`)."""
-        total = sum(len(d) for d in self.docs)
+        total = sum(self.lengths)
         self.avg_len = total / len(self.docs) if self.docs and total else 1.0
 
 

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mnemolayer.config import RetrievalConfig
-from mnemolayer.retrieval.bm25 import bm25_scores
+from mnemolayer.retrieval.bm25 import idf
 from mnemolayer.retrieval.conversation import ConversationIndex, Corpus
 from mnemolayer.text.stem import stem_word, stemmed_terms
 
@@ -107,13 +107,22 @@ def named_speakers(query: str, speakers: frozenset[str]) -> set[str]:
 
 
 def _keyword(query: list[str], corpus: Corpus, positions: Sequence[int]) -> np.ndarray:
-    """BM25 of ``query`` over the corpus documents at ``positions``, divided by the best."""
+    """Okapi BM25 (k1 = 1.2, b = 0.75, Lucene's IDF as in :mod:`.bm25`) of ``query``
+    over the corpus documents at ``positions``, divided by the best."""
+    out = np.zeros(len(positions))
     if not query or not positions:
-        return np.zeros(len(positions))
-    docs = [corpus.docs[p] for p in positions]
-    raw = np.array(bm25_scores(query, docs, corpus.doc_freq, len(corpus.docs), corpus.avg_len))
-    top = float(raw.max()) if raw.size else 0.0
-    return raw / top if top > 0 else raw
+        return out
+    n_docs = max(len(corpus.docs), 1)
+    weights = {t: idf(n_docs, min(corpus.doc_freq.get(t, 0), n_docs)) for t in query}
+    weights = {t: w for t, w in weights.items() if corpus.doc_freq.get(t)}
+    if not weights:
+        return out
+    k1, b, avg = 1.2, 0.75, corpus.avg_len
+    for i, p in enumerate(positions):
+        tf, norm = corpus.docs[p], k1 * (1.0 - b + b * corpus.lengths[p] / avg)
+        out[i] = sum(w * tf[t] * (k1 + 1.0) / (tf[t] + norm) for t, w in weights.items() if t in tf)
+    top = float(out.max())
+    return out / top if top > 0 else out
 
 
 def conversation_features(
@@ -128,7 +137,8 @@ def conversation_features(
         conv: the user's :class:`ConversationIndex`; turns outside a session score 0.
 
     Returns:
-        ``{feature: array of shape (len(rowids),) in [0, 1]}``.
+        ``{feature: array of shape (len(rowids),) in [0, 1]}``, plus ``"in_session"``
+        (1 for a turn of a session, 0 for a memory outside any).
     """
     n = len(rowids)
     pos = {rid: i for i, rid in enumerate(rowids)}
@@ -138,6 +148,7 @@ def conversation_features(
         if s >= 0 and r > best.get(s, -1.0):
             best[s] = r
     out = {f: np.zeros(n) for f in FEATURES}
+    out["in_session"] = (sess >= 0).astype(np.float64)
     out["session"] = np.array([best.get(s, 0.0) for s in sess.tolist()])
     named = named_speakers(query, conv.speakers)
     only = next(iter(named)) if len(named) == 1 else None
@@ -167,11 +178,14 @@ def lift(
     cfg: RetrievalConfig, relevance: np.ndarray, features: dict[str, np.ndarray]
 ) -> np.ndarray:
     """``(rel + Σ w_f · f) / (1 + Σ_{w_f > 0} w_f)`` clipped to [0, 1], with the weights of
-    :func:`feature_weights`."""
+    :func:`feature_weights`, for the turns of a session; a memory outside any session
+    (``features["in_session"]`` 0) keeps its relevance, neither lifted nor scaled down."""
     weights = feature_weights(cfg)
     total = relevance.copy()
     for name, w in weights.items():
         if w:
             total += w * features[name]
     scale = 1.0 + sum(w for w in weights.values() if w > 0)
-    return np.clip(total / scale, 0.0, 1.0)
+    lifted = np.clip(total / scale, 0.0, 1.0)
+    inside = features.get("in_session")
+    return lifted if inside is None else np.where(inside > 0, lifted, relevance)
