@@ -161,6 +161,49 @@ def locomo(
 
 
 @bench_app.command()
+def tune(
+    ctx: typer.Context,
+    data: DataPath,
+    out: OutOpt = None,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True, help="A `bench locomo --out` result to count paired wins against."
+        ),
+    ] = None,
+    embedder: BenchEmbedder = None,
+) -> None:
+    """LoCoMo: cross-validated weights of recall's conversation features."""
+    from .tune import run_tune
+
+    state = _state(ctx)
+    base = None
+    if baseline is not None:
+        saved = json.loads(baseline.read_text(encoding="utf-8"))
+        base = {(d["conversation"], d["index"]): d["scores"]["recall@5"] for d in saved["details"]}
+    result = run_tune(
+        data, baseline=base, embedder=embedder or state.embedder, show_progress=not state.json
+    )
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    if state.json:
+        _emit(result)
+        return
+    table = Table("", "n", "R@5 as run", "R@5 CV", "R@10 CV", "R@5 dev-tuned", box=box.SIMPLE)
+    for row, cv in result["cv"].items():
+        ran, dev = result["as_collected"][row], result["dev_tuned"][row]
+        table.add_row(row, str(cv["n"]), f"{ran['recall@5']:.3f}", f"{cv['recall@5']:.3f}",
+                      f"{cv['recall@10']:.3f}", f"{dev['recall@5']:.3f}")  # fmt: skip
+    state.out.print(table)
+    for fold in result["folds"]:
+        _say(state.out, f"held out {fold['held_out']}: {fold['weights']}")
+    _say(state.out, f"dev-tuned weights: {result['dev_tuned']['weights']}")
+    _say(state.out, f"pool coverage of gold turns: {result['coverage']:.3f}")
+    if "paired_cv" in result:
+        _say(state.out, f"paired recall@5 vs baseline (CV): {result['paired_cv']}")
+
+
+@bench_app.command()
 def memorybank(
     ctx: typer.Context,
     bank: DataPath,

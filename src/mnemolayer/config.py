@@ -73,6 +73,24 @@ class RetrievalConfig(BaseModel):
             ``1 - outdated_penalty``: a superseded fact (shown with ``include_history``),
             and a message whose no-longer-true fact matches the query about as well as its
             current ones (so "Lena lives in Lisbon" ranks below "Lena moved to Porto").
+        session_weight, reply_weight, speaker_weight, question_penalty,
+        window_keyword_weight, session_keyword_weight, time_word_weight: the
+            conversation features of :mod:`mnemolayer.retrieval.structure`, added to
+            the fused relevance as ``(rel + Σ w·f) / (1 + Σ w)``: the best relevance in
+            the turn's session (soft session prior), the relevance of the question the
+            turn replies to, the turn being by the only speaker the query names, the
+            turn itself being a question (subtracted), Snowball-stemmed BM25 over the
+            turn with its neighbours and over its session, and a "when" question meeting
+            a turn that names a time. All 0 turns them off. The defaults were chosen by
+            cross-validation across LoCoMo dev conversations (``python -m bench tune``;
+            docs/benchmarks.md gives each one's measured effect).
+        session_turns: pool widening: the best ``session_turns`` turns (by cosine) of
+            each of the ``top_sessions`` sessions holding the best vector candidates join
+            the candidates (a gold turn is often in a session that already has a hit).
+            0 (default) turns it off: on LoCoMo dev, 5 turns of the top 3 sessions raise
+            the pool's coverage of gold turns but not recall@5 or @10 (0.730 / 0.799 with,
+            0.731 / 0.799 without), and cost latency.
+        top_sessions: how many sessions :attr:`session_turns` widens.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -91,6 +109,30 @@ class RetrievalConfig(BaseModel):
     context_weight: float = Field(0.2, ge=0.0, le=1.0)
     fact_keys: bool = True
     outdated_penalty: float = Field(0.3, ge=0.0, le=1.0)
+    session_weight: float = Field(1.0, ge=0.0, le=5.0)
+    reply_weight: float = Field(0.1, ge=0.0, le=5.0)
+    speaker_weight: float = Field(0.1, ge=0.0, le=5.0)
+    question_penalty: float = Field(0.05, ge=0.0, le=5.0)
+    window_keyword_weight: float = Field(0.1, ge=0.0, le=5.0)
+    session_keyword_weight: float = Field(0.05, ge=0.0, le=5.0)
+    time_word_weight: float = Field(0.1, ge=0.0, le=5.0)
+    session_turns: int = Field(0, ge=0, le=1000)
+    top_sessions: int = Field(3, ge=0, le=1000)
+
+    @property
+    def uses_conversation(self) -> bool:
+        """Whether any conversation feature or the session pool widening is on."""
+        return (
+            self.session_weight
+            + self.reply_weight
+            + self.speaker_weight
+            + self.question_penalty
+            + self.window_keyword_weight
+            + self.session_keyword_weight
+            + self.time_word_weight
+            > 0
+            or (self.session_turns > 0 and self.top_sessions > 0)
+        )
 
     @model_validator(mode="after")
     def _weights_fit(self) -> RetrievalConfig:

@@ -19,9 +19,10 @@ from helpers import shared_data
 
 pytestmark = pytest.mark.slow
 
-#: recall@5, categories 1-4, LoCoMo dev conv-26 (150 questions; measured 0.621 with fact
-#: extraction on, the default, and 0.622 without).
-LOCOMO_CONV26_FLOOR = 0.60
+#: recall@5, categories 1-4, LoCoMo dev conv-26 (150 questions; measured 0.737 with the
+#: conversation features of mnemolayer.retrieval.structure and fact extraction on, the
+#: defaults; 0.621 before those features).
+LOCOMO_CONV26_FLOOR = 0.70
 #: recall@5, MemoryBank dev, Chinese, all 9 users (63 questions; measured 0.963 with fact
 #: extraction, 0.942 without): the floor guards the facts' contribution too.
 MEMORYBANK_ZH_FLOOR = 0.93

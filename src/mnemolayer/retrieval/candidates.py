@@ -21,6 +21,7 @@ from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates
 from mnemolayer.retrieval.bm25 import bm25_scores, idf
+from mnemolayer.retrieval.conversation import ConversationIndex, build_conversation_index
 from mnemolayer.retrieval.vectors import UserVectors, VectorCache
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.graph import GraphStore, normalize_name
@@ -76,6 +77,7 @@ class Candidates:
     closed: frozenset[int] = frozenset()
     entity_names: list[tuple[str, str]] = field(default_factory=list)
     consolidated: set[int] = field(default_factory=set)  # sources of a consolidation
+    conversation: ConversationIndex | None = None  # session structure (retrieval.structure)
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -262,6 +264,34 @@ class CandidateFinder:
             if rid not in seen and rid in cands.cosine:  # in scope, active
                 seen.add(rid)
                 cands.rowids.append(rid)
+
+    def _add_conversation(self, req: SearchRequest, cands: Candidates) -> None:
+        """Attach the user's session structure (built once per store generation) and
+        widen the pool with the best turns of the sessions of the best vector
+        candidates (``RetrievalConfig.session_turns`` / ``top_sessions``)."""
+        uv = self.vectors.get(req.scope.user_id)
+        if uv.conversation is None:
+            uv.conversation = build_conversation_index(self.store, req.scope.user_id)
+        conv = cands.conversation = uv.conversation
+        cfg = self.config
+        if cfg.session_turns <= 0 or cfg.top_sessions <= 0 or not conv.turns:
+            return
+        ranked = sorted(cands.vec_rank, key=cands.vec_rank.__getitem__)
+        top: list[int] = []
+        for rid in ranked:
+            s = conv.session.get(rid)
+            if s is not None and s not in top:
+                top.append(s)
+                if len(top) >= cfg.top_sessions:
+                    break
+        seen = set(cands.rowids)
+        for s in top:
+            turns = [r for r in conv.turns[s] if r in cands.cosine]
+            turns.sort(key=lambda r: -cands.cosine[r])
+            for rid in turns[: cfg.session_turns]:
+                if rid not in seen:
+                    seen.add(rid)
+                    cands.rowids.append(rid)
 
     @staticmethod
     def _add_neighbours(cands: Candidates) -> None:

@@ -15,6 +15,7 @@ from mnemolayer.lifecycle.decay import rank_score, retention_many
 from mnemolayer.retrieval import fusion
 from mnemolayer.retrieval.ann import LazyCosines
 from mnemolayer.retrieval.candidates import Candidates, SearchRequest
+from mnemolayer.retrieval.structure import conversation_features, lift
 from mnemolayer.store.sqlite.store import RankSignals
 
 __all__ = ["score"]
@@ -75,6 +76,9 @@ def score(
             near = [relevance[index[nb]] for nb in cands.neighbours.get(rid, ()) if nb in index]
             context[i] = max(near, default=0.0)
         relevance = (relevance + cfg.context_weight * context) / (1.0 + cfg.context_weight)
+    features, relevance_base = _conversation_lift(cfg, req, rowids, relevance, cands)
+    if features:
+        relevance = lift(cfg, relevance, features)
     # Current knowledge first: a turn whose facts were all superseded, and (when
     # history is asked for) a superseded fact, rank below what is true now.
     outdated = np.array(
@@ -117,6 +121,8 @@ def score(
         "vector_norm": np.where(has_vec, v, np.nan),
         "keyword_norm": np.where(has_kw, k, np.nan),
         "context": context,
+        "relevance_base": relevance_base,
+        **features,
         "relevance": relevance,
         "importance": importance,
         "recency": recency,
@@ -126,3 +132,19 @@ def score(
         "consolidated": np.where(consolidated, weight, np.nan),
         "final": final,
     }
+
+
+def _conversation_lift(
+    cfg: RetrievalConfig,
+    req: SearchRequest,
+    rowids: list[int],
+    relevance: np.ndarray,
+    cands: Candidates,
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The conversation features (:mod:`mnemolayer.retrieval.structure`) of the
+    candidates, ``{}`` when they are off or the user has no sessions; and the relevance
+    they lift (kept in the breakdown as ``relevance_base`` for ``bench tune``)."""
+    conv = cands.conversation
+    if conv is None or not conv.session or not cfg.uses_conversation:
+        return {}, np.full(len(rowids), np.nan)
+    return conversation_features(req.query, rowids, relevance, conv), relevance.copy()

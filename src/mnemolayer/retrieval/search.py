@@ -61,6 +61,8 @@ class Searcher(CandidateFinder):
             self._keyword_candidates(req, n, cands)
         if cfg.fact_keys and cands.entity_names:
             self._add_entity_facts(req, cands)
+        if cfg.uses_conversation and cands.cosine:
+            self._add_conversation(req, cands)
         if cfg.context_weight > 0:
             self._add_neighbours(cands)
         if not cands.rowids:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mnemolayer.retrieval.ann import UserAnn
+from mnemolayer.retrieval.conversation import ConversationIndex
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.graph import GraphStore
 
@@ -34,6 +35,8 @@ class UserVectors:
     closed: frozenset[int]  # superseded semantic records
     entity_names: list[tuple[str, str]]  # (normalised name or alias, entity id)
     ann: UserAnn | None = None  # ANN index (retrieval.ann), handed on across reloads
+    # Session structure for the conversation features, built on first use.
+    conversation: ConversationIndex | None = None
 
 
 class VectorCache:

@@ -47,6 +47,7 @@ __all__ = [
     "fts_match_expression",
     "index_terms",
     "is_cjk",
+    "is_stop_term",
     "query_terms",
     "tag_terms",
     "user_term_tag",
@@ -228,6 +229,12 @@ def query_terms(text: str) -> list[str]:
     terms = list(dict.fromkeys(_tokens(text)))
     content = [t for t in terms if not _is_stop(t)]
     return content or terms
+
+
+def is_stop_term(term: str) -> bool:
+    """Whether ``term`` (a token of :func:`index_terms`) is an English stop word, a
+    Chinese function word, or a CJK bigram of two function characters."""
+    return _is_stop(term)
 
 
 def _is_stop(term: str) -> bool:

@@ -1,0 +1,191 @@
+"""Conversation features: a turn's relevance lifted by the structure of the conversation
+it belongs to (its session, the question it answers, who said it, its words stemmed).
+
+Each feature is a number in [0, 1] per candidate (:func:`conversation_features`);
+:func:`lift` adds them to the fused relevance with the weights of
+:class:`~mnemolayer.config.RetrievalConfig` and rescales:
+``rel' = (rel + Σ w_f · f) / (1 + Σ_{w_f > 0} w_f)`` (a negative weight lowers).
+
+* ``session``: the best relevance among the candidates of the turn's session (a soft
+  session prior; hard session-first retrieval measured worse).
+* ``reply``: the relevance of the previous turn of the session when that turn asks a
+  question (a reply that answers a matching question).
+* ``speaker``: the turn is by the only speaker the query names.
+* ``question``: the turn itself ends with a question mark (questions rarely answer).
+* ``window_keyword``, ``session_keyword``: Okapi BM25 (Robertson & Zaragoza 2009) of the
+  query's Snowball-stemmed words over the turn with its neighbours and over its whole
+  session, each divided by the best candidate's (:mod:`mnemolayer.text.stem`).
+* ``time_word``: a "when" question and a turn that names a time ("yesterday", "last
+  week", "Friday").
+
+The weights were chosen by cross-validation across LoCoMo dev conversations
+(``python -m bench tune``, docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from mnemolayer.config import RetrievalConfig
+from mnemolayer.retrieval.bm25 import idf
+from mnemolayer.retrieval.conversation import ConversationIndex, Corpus
+from mnemolayer.text.stem import stem_word, stemmed_terms
+
+__all__ = ["FEATURES", "conversation_features", "feature_weights", "lift", "named_speakers"]
+
+#: The features, in breakdown order (``Hit.scores`` keys).
+FEATURES: tuple[str, ...] = (
+    "session",
+    "reply",
+    "speaker",
+    "question",
+    "window_keyword",
+    "session_keyword",
+    "time_word",
+)
+
+_WHEN = re.compile(r"^\s*(when|what (date|day|time|year|month))\b|什么时候|哪天|何时", re.I)
+_TIME_WORDS = frozenset(
+    stem_word(w)
+    for w in [
+        "yesterday",
+        "today",
+        "tonight",
+        "tomorrow",
+        "ago",
+        "recently",
+        "last",
+        "week",
+        "weekend",
+        "month",
+        "year",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "morning",
+        "evening",
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+) | frozenset({"昨天", "今天", "上周", "上个月", "去年", "前天", "周末"})
+
+
+def feature_weights(cfg: RetrievalConfig) -> dict[str, float]:
+    """The weight of each feature in ``cfg`` (``question`` is negative: a penalty)."""
+    return {
+        "session": cfg.session_weight,
+        "reply": cfg.reply_weight,
+        "speaker": cfg.speaker_weight,
+        "question": -cfg.question_penalty,
+        "window_keyword": cfg.window_keyword_weight,
+        "session_keyword": cfg.session_keyword_weight,
+        "time_word": cfg.time_word_weight,
+    }
+
+
+def named_speakers(query: str, speakers: frozenset[str]) -> set[str]:
+    """The speakers (lower-cased names) that ``query`` names as whole words."""
+    q = query.lower()
+    return {s for s in speakers if s and re.search(rf"(?<!\w){re.escape(s)}(?!\w)", q)}
+
+
+def _keyword(query: list[str], corpus: Corpus, positions: Sequence[int]) -> np.ndarray:
+    """Okapi BM25 (k1 = 1.2, b = 0.75, Lucene's IDF as in :mod:`.bm25`) of ``query``
+    over the corpus documents at ``positions``, divided by the best."""
+    out = np.zeros(len(positions))
+    if not query or not positions:
+        return out
+    n_docs = max(len(corpus.docs), 1)
+    weights = {t: idf(n_docs, min(corpus.doc_freq.get(t, 0), n_docs)) for t in query}
+    weights = {t: w for t, w in weights.items() if corpus.doc_freq.get(t)}
+    if not weights:
+        return out
+    k1, b, avg = 1.2, 0.75, corpus.avg_len
+    for i, p in enumerate(positions):
+        tf, norm = corpus.docs[p], k1 * (1.0 - b + b * corpus.lengths[p] / avg)
+        out[i] = sum(w * tf[t] * (k1 + 1.0) / (tf[t] + norm) for t, w in weights.items() if t in tf)
+    top = float(out.max())
+    return out / top if top > 0 else out
+
+
+def conversation_features(
+    query: str, rowids: list[int], relevance: np.ndarray, conv: ConversationIndex
+) -> dict[str, np.ndarray]:
+    """Each feature of :data:`FEATURES` for each candidate, as arrays in ``rowids`` order.
+
+    Args:
+        query: the search text.
+        rowids: the candidates.
+        relevance: their fused relevance, shape ``(len(rowids),)``, in [0, 1].
+        conv: the user's :class:`ConversationIndex`; turns outside a session score 0.
+
+    Returns:
+        ``{feature: array of shape (len(rowids),) in [0, 1]}``, plus ``"in_session"``
+        (1 for a turn of a session, 0 for a memory outside any).
+    """
+    n = len(rowids)
+    pos = {rid: i for i, rid in enumerate(rowids)}
+    sess = np.array([conv.session.get(r, -1) for r in rowids], dtype=np.int64)
+    best: dict[int, float] = {}
+    for s, r in zip(sess.tolist(), relevance.tolist(), strict=True):
+        if s >= 0 and r > best.get(s, -1.0):
+            best[s] = r
+    out = {f: np.zeros(n) for f in FEATURES}
+    out["in_session"] = (sess >= 0).astype(np.float64)
+    out["session"] = np.array([best.get(s, 0.0) for s in sess.tolist()])
+    named = named_speakers(query, conv.speakers)
+    only = next(iter(named)) if len(named) == 1 else None
+    when = bool(_WHEN.search(query))
+    for i, rid in enumerate(rowids):
+        prev = conv.previous.get(rid)
+        if prev is not None and prev in conv.asks and prev in pos:
+            out["reply"][i] = relevance[pos[prev]]
+        if only is not None and conv.speaker.get(rid) == only:
+            out["speaker"][i] = 1.0
+        if rid in conv.asks:
+            out["question"][i] = 1.0
+        if when and _TIME_WORDS.intersection(conv.terms.get(rid, ())):
+            out["time_word"][i] = 1.0
+    terms = list(dict.fromkeys(stemmed_terms(query)))
+    inside = [i for i, rid in enumerate(rowids) if rid in conv.window]
+    if inside:
+        windows = [conv.window[rowids[i]] for i in inside]
+        out["window_keyword"][inside] = _keyword(terms, conv.windows, windows)
+        sessions = sorted({int(sess[i]) for i in inside})
+        by_session = dict(zip(sessions, _keyword(terms, conv.sessions, sessions), strict=True))
+        out["session_keyword"][inside] = [by_session[int(sess[i])] for i in inside]
+    return out
+
+
+def lift(
+    cfg: RetrievalConfig, relevance: np.ndarray, features: dict[str, np.ndarray]
+) -> np.ndarray:
+    """``(rel + Σ w_f · f) / (1 + Σ_{w_f > 0} w_f)`` clipped to [0, 1], with the weights of
+    :func:`feature_weights`, for the turns of a session; a memory outside any session
+    (``features["in_session"]`` 0) keeps its relevance, neither lifted nor scaled down."""
+    weights = feature_weights(cfg)
+    total = relevance.copy()
+    for name, w in weights.items():
+        if w:
+            total += w * features[name]
+    scale = 1.0 + sum(w for w in weights.values() if w > 0)
+    lifted = np.clip(total / scale, 0.0, 1.0)
+    inside = features.get("in_session")
+    return lifted if inside is None else np.where(inside > 0, lifted, relevance)
