@@ -125,17 +125,28 @@ _SQL = re.compile(
     re.IGNORECASE | re.DOTALL,
 )
 
-#: Where SQL text still lives outside store/ (engine checks: tests/test_engine_checks.py) (file: reason). The list
-#: only shrinks: a file that no longer needs its entry fails the test until it is removed.
+#: The files outside store/ that may hold SQL text (file: reason). The list only shrinks:
+#: a file that no longer needs its entry fails the test until it is removed. Engine checks
+#: are tests/test_engine_checks.py's.
 SQL_OUTSIDE_STORE: dict[str, str] = {
-    "crypto/keyring.py": "own-file store: the keyring is its own SQLite file",
-    "embed/cache.py": "own-file store: the embedding cache is its own SQLite file",
-    "server/rest/keys.py": "own-file store: the server's API keys are their own SQLite file",
-    "sqlitefile.py": "the WAL pragmas and checkpoints every SQLite file shares (store included)",
-    # Still to move behind store methods (the erasure hooks exist: tests/test_store_hooks.py).
-    "privacy/erasure.py": "verified deletion: the post-commit checks count rows per table",
-    "privacy/tables.py": "verified deletion: where a user's rows are, table by table",
-    "privacy/export.py": "export: fact provenance rows read in batches",
+    # The own-file stores ARCHITECTURE.md lists (import contract (b) in .importlinter):
+    # each is a separate SQLite file with its own schema, never the memory store.
+    "crypto/keyring.py": (
+        "own-file store: the keyring (<db>.keys: data_keys, meta) beside an encrypted "
+        "store, a file apart so that a copy of the store file holds no key"
+    ),
+    "embed/cache.py": (
+        "own-file store: the embedding cache (vectors keyed by model, kind and "
+        "sha256(text)), in front of any embedder, whatever the store's engine"
+    ),
+    "server/rest/keys.py": (
+        "own-file store: the REST server's API keys (the SHA-256 of each key, its "
+        "tenant), no user's memories"
+    ),
+    "sqlitefile.py": (
+        "below the store: the PRAGMAs every SQLite file shares (WAL, autocheckpoint, "
+        "journal size limit, checkpoints), used by the store and the three files above"
+    ),
 }
 
 

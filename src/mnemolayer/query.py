@@ -574,8 +574,5 @@ class Scope:
     agent_id: str | None = None
     session_id: str | None = None
     kinds: tuple[str, ...] | None = None
+    #: Metadata filter; the store compiles it to its own SQL (``compile_filter``).
     filter: Filter | None = None
-    #: The store is encrypted: the metadata filter runs in Python on decrypted metadata.
-    encrypted: bool = False
-    #: The store's SQL dialect (``store.dialect``): how the metadata filter is compiled.
-    dialect: str = "sqlite"

@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from mnemolayer.models import MemoryKind, MemoryRecord
+from mnemolayer.query import Scope
 from mnemolayer.store.history import HistorySQL
 from mnemolayer.store.index import IndexSQL
 from mnemolayer.store.rows import COLUMNS, RankSignals, from_iso, iso
+from mnemolayer.store.where import scope_where
 
 __all__ = ["RecordsSQL"]
 
@@ -188,6 +190,22 @@ class RecordsSQL(HistorySQL, IndexSQL):
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [self.row_record(r) for r in self.read(sql, params)]
+
+    def records_page(
+        self, scope: Scope | None, *, after: str | None = None, limit: int
+    ) -> list[MemoryRecord]:
+        """Up to ``limit`` records in id order, with ids after ``after`` (``None``: from
+        the first): those of ``scope`` (its metadata filter compiled by
+        :meth:`compile_filter`), or every user's when ``scope`` is ``None``."""
+        if scope is None:
+            where, params = "1", []
+        else:
+            cond, cparams = scope_where(scope, "", self.compile_filter)
+            where, params = f"user_id = ? AND {cond}", [scope.user_id, *cparams]
+        if after is not None:
+            where += " AND id > ?"
+            params.append(after)
+        return self.select(where, params, limit=limit)
 
     def select_rows(self, where: str, params: Sequence[Any]) -> list[tuple[int, MemoryRecord]]:
         """``(rowid, record)`` of the matching records, oldest insert first."""

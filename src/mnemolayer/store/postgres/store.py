@@ -87,9 +87,6 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         ValidationError: a malformed ``pool_max``.
     """
 
-    #: Legacy, for the callers outside ``store/`` that still branch on it (StoreCore).
-    dialect = "postgres"
-
     def __init__(
         self, url: str, *, busy_timeout_s: float = 60.0, read_only: bool | None = None
     ) -> None:

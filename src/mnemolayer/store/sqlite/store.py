@@ -81,9 +81,6 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
             terms and ``content_hash`` is a keyed hash (:mod:`mnemolayer.crypto.cipher`).
     """
 
-    #: Legacy, for the callers outside ``store/`` that still branch on it (StoreCore).
-    dialect = "sqlite"
-
     # -- encryption ----------------------------------------------------------------------
 
     def use_encryption(self, cipher: FieldCipher, keyring_id: str) -> None:
