@@ -97,7 +97,8 @@ class Transfer:
     def export(self, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact``,
         ``session`` (working-memory windows, from :attr:`sessions`) and ``history`` rows;
-        the format is described in :mod:`mnemolayer.privacy.export` (version 3).
+        the format is described in :mod:`mnemolayer.privacy.export` (the header says
+        ``"version": 4``, :data:`EXPORT_VERSION`; import reads versions 1 to 3 too).
 
         ``user_id`` limits the export to one user; ``None`` exports the whole store.
         """
