@@ -228,3 +228,106 @@ def test_stated_times_round_trip(smem: Memory) -> None:
     )
     assert graph.stated_times("u")[fact.id] == {source: later}
     assert set(graph.stated_times(None)) == set(times) | set(graph.stated_times("v"))
+
+
+def test_records_by_id_and_delete_ids(mem: Memory) -> None:
+    a, b = mem.add(["alpha kettle", "beta kettle"], user_id="u")
+    [c] = mem.add(["gamma kettle"], user_id="v")
+    store = mem.store
+    got = store.records_by_id([c.id, a.id, "missing", b.id])
+    assert [r.id for r in got] == sorted([a.id, b.id, c.id])
+    # Only the given user's records go when user_id is given.
+    gone = store.transact(lambda t: store.delete_ids(t, [a.id, c.id], user_id="u"))
+    assert [(g[1], g[2]) for g in gone] == [(a.id, "u")]
+    gone = store.transact(lambda t: store.delete_ids(t, [c.id]))
+    assert [g[1] for g in gone] == [c.id]
+    assert [r.id for r in store.records_by_id([a.id, b.id, c.id])] == [b.id]
+    assert store.index_leftovers({g[0] for g in gone})["keyword_index"] == 0
+
+
+def test_session_turns_and_session_only_records(mem: Memory, clock: Any) -> None:
+    later = mem.add("second turn", user_id="u", session_id="s", timestamp="2024-01-02T00:00:00Z")
+    first = mem.add("first turn", user_id="u", session_id="s", timestamp="2024-01-01T00:00:00Z")
+    temp = mem.add("locker code 4711", user_id="u", session_id="s", session_only=True)
+    other = mem.add("another agent's temp", user_id="u", session_id="s", agent_id="b",
+                    session_only=True)  # fmt: skip
+    mem.add("elsewhere", user_id="u", session_id="t")
+    store, lifecycle = mem.store, mem.lifecycle
+    turns = store.session_turns("u", "s", now=clock(), lifecycle=lifecycle)
+    assert [r.id for r in turns] == [first[0].id, later[0].id]  # in time order, no temp
+    of_b = Scope("u", session_id="s", agent_id="b")
+    gone = store.transact(lambda t: store.delete_session_only(t, of_b))
+    assert [g[1] for g in gone] == [other[0].id]
+    gone = store.transact(lambda t: store.delete_session_only(t, Scope("u", session_id="s")))
+    assert [g[1] for g in gone] == [temp[0].id]
+    assert store.session_turns("u", "s", now=clock(), lifecycle=lifecycle) == turns
+
+
+def test_active_records_and_current_pages(mem: Memory, clock: Any) -> None:
+    [kept] = mem.add("kept note", user_id="u", agent_id="a")
+    [pinned] = mem.add("pinned note", user_id="u", agent_id="a", pinned=True)
+    [archived] = mem.add("archived note", user_id="u", agent_id="a")
+    [temp] = mem.add("temporary note", user_id="u", agent_id="a", session_id="s",
+                     session_only=True)  # fmt: skip
+    [mine_b] = mem.add("agent b note", user_id="u", agent_id="b")
+    mem.archive(archived.id, user_id="u")
+    store = mem.store
+    active = store.active_records(Scope("u", agent_id="a"), now=clock(), lifecycle=mem.lifecycle)
+    assert [r.id for r in active] == sorted([kept.id, pinned.id, temp.id])
+    page: list[str] = []
+    last: str | None = None
+    while batch := store.current_records_page("u", after=last, limit=2):
+        page += [r.id for r in batch]
+        last = batch[-1].id
+    assert page == sorted([kept.id, pinned.id, mine_b.id])  # no archived, no session-only
+
+
+def test_the_maintenance_statements(mem: Memory, clock: Any) -> None:
+    store, lifecycle, now = mem.store, mem.lifecycle, clock()
+    soon = now + timedelta(hours=1)
+    [due] = mem.add("old locker code", user_id="u", expires_at=soon)
+    [held] = mem.add("pinned locker code", user_id="u", expires_at=soon, pinned=True)
+    [live] = mem.add("a lasting note", user_id="u", importance=0.05, timestamp="2020-01-01")
+    [other] = mem.add("someone else's code", user_id="v", expires_at=soon)
+    later = now + timedelta(days=1)
+    assert store.expired_ids("u", now, lifecycle) == []
+    assert store.expired_ids("u", later, lifecycle) == [due.id]  # pinned never expires
+    deleted = store.transact(
+        lambda t: store.delete_expired(t, "u", [due.id, held.id, live.id, other.id], later,
+                                       lifecycle)
+    )  # fmt: skip
+    assert deleted == [due.id]
+    assert store.expired_ids("v", later, lifecycle) == [other.id]
+    # Decay's candidates: unpinned, low importance, old enough.
+    found = store.forget_candidates("u", below_importance=0.1, happened_before=now)
+    assert [r.id for r in found] == [live.id]
+    assert store.forget_candidates("u", below_importance=0.01, happened_before=now) == []
+    # Deleted only while unchanged: a record pinned since it was read stays.
+    [kept] = mem.add("pinned since", user_id="u")
+    read = store.records_by_id([live.id, kept.id])
+    mem.pin(kept.id, user_id="u")
+    assert store.transact(lambda t: store.delete_unchanged(t, "u", read)) == [live.id]
+    assert store.transact(lambda t: store.delete_unchanged(t, "v", read)) == []
+
+
+def test_delete_purge_due(mem: Memory, clock: Any) -> None:
+    store = mem.store
+    [old] = mem.add("archived long ago", user_id="u")
+    [new] = mem.add("archived just now", user_id="u")
+    mem.archive(old.id, user_id="u")
+    cut = clock.advance(days=5)
+    clock.advance(days=5)
+    mem.archive(new.id, user_id="u")
+    ids = [old.id, new.id]
+
+    def purge(user_id: str, before: Any) -> list[str]:
+        return store.transact(
+            lambda t: store.delete_purge_due(
+                t, user_id, ids, merged=False, merged_before=None, archived_before=before
+            )
+        )
+
+    assert purge("u", None) == []  # purging off
+    assert purge("v", cut) == []  # another user's ids
+    assert purge("u", cut) == [old.id]  # archived at or before the cut
+    assert [r.id for r in store.records_by_id(ids)] == [new.id]

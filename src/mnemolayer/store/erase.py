@@ -81,6 +81,30 @@ class EraseSQL(IndexSQL):
         where, params, _whole = self._scope(scope)
         return self.delete_where(c, where, params)
 
+    def delete_ids(
+        self, c: sqlite3.Connection, ids: Sequence[str], *, user_id: str | None = None
+    ) -> list[tuple[int, str, str]]:
+        """Delete records ``ids`` (only ``user_id``'s when given) with their keyword rows
+        and vectors: ``(rowid, id, user_id)`` of each deleted."""
+        items = list(ids)
+        gone: list[tuple[int, str, str]] = []
+        for start in range(0, len(items), _CHUNK):
+            part = items[start : start + _CHUNK]
+            where = f"id IN ({','.join('?' * len(part))})"
+            params: list[Any] = list(part)
+            if user_id is not None:
+                where, params = f"user_id = ? AND {where}", [user_id, *part]
+            gone += self.delete_where(c, where, params)
+        return gone
+
+    def delete_session_only(
+        self, c: sqlite3.Connection, scope: Scope
+    ) -> list[tuple[int, str, str]]:
+        """Delete the session-only records of ``scope`` (a session, of one agent or all)
+        with their index rows: ``(rowid, id, user_id)`` of each deleted."""
+        where, params, _whole = self._scope(scope)
+        return self.delete_where(c, f"{where} AND session_only = 1", params)
+
     def delete_user_rows(self, c: sqlite3.Connection, user_id: str, tables: Iterable[str]) -> None:
         """Delete the user's rows from each of ``tables`` (tables with a ``user_id``
         column, :meth:`~mnemolayer.store.core.StoreCore.user_tables`)."""
