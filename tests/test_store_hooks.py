@@ -17,6 +17,7 @@ import pytest
 from mnemolayer import Memory
 from mnemolayer.crypto import EncryptionConfig
 from mnemolayer.query import Scope, matches, parse_filter
+from mnemolayer.store.where import scope_where
 from mnemolayer.text.terms import user_term_tag
 
 METADATA: list[dict[str, Any]] = [
@@ -331,3 +332,16 @@ def test_delete_purge_due(mem: Memory, clock: Any) -> None:
     assert purge("v", cut) == []  # another user's ids
     assert purge("u", cut) == [old.id]  # archived at or before the cut
     assert [r.id for r in store.records_by_id(ids)] == [new.id]
+
+
+def test_scope_where_needs_the_stores_compiler_for_a_filter() -> None:
+    assert scope_where(Scope("u", agent_id="a", kinds=("episodic",))) == (
+        "agent_id = ? AND kind IN (?)",
+        ["a", "episodic"],
+    )
+    with pytest.raises(ValueError, match="compile_filter"):
+        scope_where(Scope("u", filter=parse_filter({"city": "Porto"})))
+    sql, params = scope_where(
+        Scope("u", filter=parse_filter({"city": "Porto"})), "m.", lambda f, p: (f"{p}x = ?", [1])
+    )
+    assert (sql, params) == ("(m.x = ?)", [1])
