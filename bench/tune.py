@@ -128,7 +128,7 @@ def collect(
             clock = FakeClock(conversation_end(sessions))
             with Memory(path, embedder=run.embedder, retrieval=cfg, extractor=run.extractor,
                         clock=clock) as memory:  # fmt: skip
-                _ingest(memory, run.recorder, sample_id, sessions, run.bar, ingest)
+                _ingest(memory, run.recorder, sample_id, sessions, (run.bar, ingest))
                 for q in questions:
                     run.bar.advance(asking)
                     if q["category"] not in SCORED_CATEGORIES:

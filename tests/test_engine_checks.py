@@ -15,15 +15,10 @@ import mnemolayer
 
 PACKAGE = Path(mnemolayer.__file__).resolve().parent
 
-#: The modules outside store/ that still branch on the engine, with the hook each should
-#: call instead. The list may only shrink: the test fails when a module not listed
-#: starts branching, and when a listed one stops (so that its line is removed).
-ALLOWLIST: dict[str, str] = {
-    "layers/episodic/read.py": (
-        "EpisodicReader.scope hands store.dialect to Scope for the metadata filter: "
-        "store.compile_filter(filter, prefix)"
-    ),
-}
+#: The modules outside store/ that may branch on the engine, with the reason. None may:
+#: the test fails when a module not listed starts branching, and when a listed one
+#: stops (so that its line is removed).
+ALLOWLIST: dict[str, str] = {}
 
 #: Store classes whose name in an ``isinstance`` check is an engine check too.
 _ENGINE_CLASSES = frozenset(

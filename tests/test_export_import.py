@@ -12,6 +12,7 @@ import pytest
 
 from mnemolayer import AsyncMemory, Memory, NotFoundError, ValidationError
 from mnemolayer.embed import HashingEmbedder
+from mnemolayer.privacy.export import EXPORT_VERSION
 
 
 @pytest.fixture
@@ -88,6 +89,16 @@ def test_export_rows_have_a_header_memories_and_history(source: Memory) -> None:
     }
     assert [r["event"] for r in rows if r["type"] == "history"].count("DELETE") == 1
     json.dumps(rows)  # JSON-ready as it is
+
+
+def test_the_docs_name_the_version_export_writes() -> None:
+    """Memory.export's docstring and the user docs say the version the header carries."""
+    written = f'"version": {EXPORT_VERSION}'
+    assert written in (Memory.export.__doc__ or "")
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    assert f"format version {EXPORT_VERSION}" in (docs / "cli.md").read_text(encoding="utf-8")
+    privacy = (docs / "privacy.md").read_text(encoding="utf-8")
+    assert f"(version {EXPORT_VERSION}; 1–{EXPORT_VERSION - 1} are still read)" in privacy
 
 
 def test_export_then_import_into_a_new_file_round_trips_exactly(

@@ -314,7 +314,6 @@ class Store(Protocol):
 
     path: str
     read_only: bool
-    dialect: str
     crypto: Any
 
     # -- transactions and raw reads

@@ -1,5 +1,7 @@
 """Metadata filters: parse a filter dict into a small typed AST, then evaluate it in
-Python (:func:`matches`) or compile it to SQL for a store (:func:`compile_sqlite`).
+Python (:func:`matches`); the store compiles it to its engine's SQL
+(``store.compile_filter``, :mod:`mnemolayer.store.sqlite.filters` and
+:mod:`mnemolayer.store.postgres.filters`).
 
 Syntax (keys are literal top-level metadata keys; dotted paths are not followed)::
 
@@ -38,7 +40,6 @@ import functools
 import json
 import math
 import operator
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -56,12 +57,11 @@ __all__ = [
     "Or",
     "Scalar",
     "Scope",
-    "compile_postgres",
-    "compile_sqlite",
-    "compile_udf",
     "filter_from_json",
     "filter_to_json",
+    "json_number",
     "matches",
+    "operands",
     "parse_filter",
 ]
 
@@ -129,7 +129,7 @@ class Not:
 Filter = Compare | And | Or | Not
 
 
-def _operands(f: Compare) -> tuple[Scalar, ...]:
+def operands(f: Compare) -> tuple[Scalar, ...]:
     """The values of ``f`` as a tuple: ``in``/``nin`` lists as they are, else one value."""
     return f.value if isinstance(f.value, tuple) else (f.value,)
 
@@ -265,7 +265,7 @@ def matches(f: Filter, metadata: Mapping[str, Any] | None) -> bool:
 
 def _compare(f: Compare, actual: Any) -> bool:
     if f.op in _EQUALITY:
-        found = any(_eq(actual, v) for v in _operands(f))
+        found = any(_eq(actual, v) for v in operands(f))
         return not found if f.op in (Op.NE, Op.NIN) else found
     if f.op is Op.CONTAINS:
         if isinstance(actual, list | tuple):
@@ -274,7 +274,9 @@ def _compare(f: Compare, actual: Any) -> bool:
     return _order(f.op, actual, f.value)
 
 
-def _number(value: Any) -> int | float | None:
+def json_number(value: Any) -> int | float | None:
+    """A JSON number as stored metadata holds it, as SQLite reads it (integers beyond 64
+    bits as floats); ``None`` for anything else (booleans included)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, int) and not _INT64[0] <= value <= _INT64[1]:
@@ -291,7 +293,7 @@ def _eq(actual: Any, expected: Any) -> bool:
         return actual is expected
     if isinstance(expected, str):
         return isinstance(actual, str) and actual == expected
-    number = _number(actual)
+    number = json_number(actual)
     return number is not None and number == expected
 
 
@@ -301,218 +303,10 @@ def _order(op: Op, actual: Any, expected: Any) -> bool:
             return False
         left: Any = actual
     else:
-        left = _number(actual)
+        left = json_number(actual)
         if left is None:
             return False
     return bool(_PY_ORDER[op](left, expected))
-
-
-# ------------------------------------------------------------------ SQLite compiler
-
-_COLUMN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
-_SQL_ORDER = {Op.GT: ">", Op.GTE: ">=", Op.LT: "<", Op.LTE: "<="}
-_NUMERIC = "('integer', 'real')"
-
-
-def compile_sqlite(f: Filter, column: str = "metadata") -> tuple[str, list[Any]]:
-    """Compile ``f`` to an SQLite boolean expression over a JSON text column.
-
-    The expression is always 0 or 1 (never NULL, also for a NULL column), and agrees with
-    :func:`matches` on every input. Keys and values are bound parameters; only ``column``
-    and fixed SQL go into the text. Booleans are told apart from numbers with
-    ``json_type`` (``json_extract`` reads JSON ``true`` as 1).
-
-    Args:
-        f: a parsed filter.
-        column: the JSON column, a plain or table-qualified identifier (``"m.metadata"``).
-
-    Returns:
-        ``(sql, params)`` for ``WHERE <sql>`` with ``?`` placeholders, in order.
-
-    Raises:
-        ValidationError: ``column`` is not an identifier.
-    """
-    if not _COLUMN.match(column):
-        raise ValidationError("column", f"not an SQL identifier: {column!r}")
-    params: list[Any] = []
-    sql = _sql(f, column, params)
-    return sql, params
-
-
-def _sql(f: Filter, col: str, params: list[Any]) -> str:
-    if isinstance(f, And):
-        return "(" + " AND ".join(_sql(item, col, params) for item in f.items) + ")"
-    if isinstance(f, Or):
-        return "(" + " OR ".join(_sql(item, col, params) for item in f.items) + ")"
-    if isinstance(f, Not):
-        return f"(NOT {_sql(f.item, col, params)})"
-    return _sql_compare(f, col, params)
-
-
-def _sql_compare(f: Compare, col: str, params: list[Any]) -> str:
-    # The key is validated (no '"' or '\'), so quoting it makes one literal path step.
-    path = f'$."{f.key}"'
-    if f.op in (Op.NE, Op.NIN):
-        positive = Compare(f.key, Op.EQ if f.op is Op.NE else Op.IN, f.value)
-        return f"(NOT {_sql_compare(positive, col, params)})"
-    type_expr = f"json_type({col}, ?)"
-    value_expr = f"json_extract({col}, ?)"
-    if f.op in (Op.EQ, Op.IN):
-        sql = _sql_eq(_operands(f), type_expr, value_expr, path, params)
-    elif f.op is Op.CONTAINS:
-        sql = _sql_contains(_operands(f)[0], col, type_expr, value_expr, path, params)
-    else:
-        kinds = "= 'text'" if isinstance(f.value, str) else f"IN {_NUMERIC}"
-        params += [path, path, f.value]
-        sql = f"{type_expr} {kinds} AND {value_expr} {_SQL_ORDER[f.op]} ?"
-    # A missing key or NULL column makes json_type NULL; COALESCE keeps NOT exact.
-    return f"COALESCE(({sql}), 0)"
-
-
-def _sql_eq(
-    values: tuple[Scalar, ...], type_expr: str, value_expr: str, path: str, params: list[Any]
-) -> str:
-    """``eq`` against any of ``values``: grouped by JSON type, one ``IN`` per type."""
-    texts = [v for v in values if isinstance(v, str)]
-    numbers = [v for v in values if _number(v) is not None]
-    types = sorted({_fixed_type(v) for v in values if v is None or isinstance(v, bool)})
-    parts: list[str] = []
-    if texts:
-        params += [path, path, *texts]
-        parts.append(f"({type_expr} = 'text' AND {value_expr} IN ({_marks(texts)}))")
-    if numbers:
-        params += [path, path, *numbers]
-        parts.append(f"({type_expr} IN {_NUMERIC} AND {value_expr} IN ({_marks(numbers)}))")
-    if types:
-        params += [path, *types]
-        parts.append(f"{type_expr} IN ({_marks(types)})")
-    return " OR ".join(parts) if parts else "0"
-
-
-def _sql_contains(
-    value: Scalar, col: str, type_expr: str, value_expr: str, path: str, params: list[Any]
-) -> str:
-    operand: Scalar = value
-    if isinstance(value, str):
-        member = "_ms_je.type = 'text' AND _ms_je.value = ?"
-    elif _number(value) is not None:
-        member = f"_ms_je.type IN {_NUMERIC} AND _ms_je.value = ?"
-    else:
-        member, operand = "_ms_je.type = ?", _fixed_type(value)
-    # json_each over a scalar yields the scalar itself, so the array type is checked first.
-    params += [path, path, operand]
-    sql = (
-        f"({type_expr} = 'array' AND EXISTS "
-        f"(SELECT 1 FROM json_each({col}, ?) AS _ms_je WHERE {member}))"
-    )
-    if isinstance(value, str):
-        params += [path, path, value]
-        sql += f" OR ({type_expr} = 'text' AND instr({value_expr}, ?) > 0)"
-    return sql
-
-
-def _fixed_type(value: Scalar) -> str:
-    """The ``json_type`` name of ``None``, ``True`` or ``False``."""
-    return "null" if value is None else ("true" if value else "false")
-
-
-def _marks(values: list[Any]) -> str:
-    return ", ".join("?" * len(values))
-
-
-# -------------------------------------------------------------- PostgreSQL compiler
-
-
-def compile_postgres(f: Filter, column: str = "metadata") -> tuple[str, list[Any]]:
-    """Compile ``f`` to a PostgreSQL boolean expression over a JSON text column (the
-    PostgreSQL store keeps metadata as text, like SQLite; it is read with ``jsonb``).
-
-    The expression is never NULL and agrees with :func:`matches` and
-    :func:`compile_sqlite` on every input: numbers compare as numbers (JSON booleans are
-    not numbers), texts compare byte-wise (``COLLATE "C"``, SQLite's order), ``contains``
-    looks into arrays and, for a text, into the text. Placeholders are ``?`` (the store
-    translates them, :mod:`mnemolayer.store.postgres.translate`).
-
-    Args:
-        f: a parsed filter.
-        column: the JSON column, a plain or table-qualified identifier (``"m.metadata"``).
-
-    Returns:
-        ``(sql, params)`` for ``WHERE <sql>``.
-
-    Raises:
-        ValidationError: ``column`` is not an identifier.
-    """
-    if not _COLUMN.match(column):
-        raise ValidationError("column", f"not an SQL identifier: {column!r}")
-    params: list[Any] = []
-    return _pg(f, column, params), params
-
-
-def _pg(f: Filter, col: str, params: list[Any]) -> str:
-    if isinstance(f, And):
-        return "(" + " AND ".join(_pg(item, col, params) for item in f.items) + ")"
-    if isinstance(f, Or):
-        return "(" + " OR ".join(_pg(item, col, params) for item in f.items) + ")"
-    if isinstance(f, Not):
-        return f"(NOT {_pg(f.item, col, params)})"
-    return _pg_compare(f, col, params)
-
-
-def _pg_compare(f: Compare, col: str, params: list[Any]) -> str:
-    if f.op in (Op.NE, Op.NIN):
-        positive = Compare(f.key, Op.EQ if f.op is Op.NE else Op.IN, f.value)
-        return f"(NOT {_pg_compare(positive, col, params)})"
-    value = f"({col}::jsonb -> CAST(? AS text))"  # the key's JSON value, NULL when missing
-    kind = f"jsonb_typeof({value})"
-    text = f"({col}::jsonb ->> CAST(? AS text))"
-    key = f.key
-    parts: list[str] = []
-    if f.op in (Op.EQ, Op.IN):
-        values = _operands(f)
-        texts = [x for x in values if isinstance(x, str)]
-        numbers = [x for x in values if _number(x) is not None]
-        fixed = sorted({_fixed_type(x) for x in values if x is None or isinstance(x, bool)})
-        if texts:
-            params += [key, key, *texts]
-            parts.append(f"({kind} = 'string' AND {text} IN ({_marks(texts)}))")
-        if numbers:
-            params += [key, key, *numbers]
-            parts.append(f"({kind} = 'number' AND CAST({text} AS numeric) IN ({_marks(numbers)}))")
-        for name in fixed:
-            params += [key]
-            parts.append(f"({kind} = 'null')" if name == "null" else f"({value}::text = '{name}')")
-        sql = " OR ".join(parts) if parts else "FALSE"
-    elif f.op is Op.CONTAINS:
-        target = _operands(f)[0]
-        operand: Scalar = None
-        if isinstance(target, str):
-            member, operand = "jsonb_typeof(e) = 'string' AND e #>> '{}' = ?", target
-        elif _number(target) is not None:
-            member = "jsonb_typeof(e) = 'number' AND CAST(e #>> '{}' AS numeric) = ?"
-            operand = target
-        else:
-            name = _fixed_type(target)
-            member = "jsonb_typeof(e) = 'null'" if name == "null" else f"e::text = '{name}'"
-        params += [key, key, key]  # the type test, then the CASE's two reads of the value
-        if operand is not None:
-            params.append(operand)
-        sql = (
-            f"({kind} = 'array' AND EXISTS (SELECT 1 FROM jsonb_array_elements("
-            f"CASE WHEN jsonb_typeof({value}) = 'array' THEN {value} ELSE '[]'::jsonb END) AS e "
-            f"WHERE {member}))"
-        )
-        if isinstance(target, str):
-            params += [key, key, target]
-            sql += f" OR ({kind} = 'string' AND strpos({text}, ?) > 0)"
-    else:
-        if isinstance(f.value, str):
-            params += [key, key, f.value]
-            sql = f"{kind} = 'string' AND {text} COLLATE \"C\" {_SQL_ORDER[f.op]} ?"
-        else:
-            params += [key, key, f.value]
-            sql = f"{kind} = 'number' AND CAST({text} AS numeric) {_SQL_ORDER[f.op]} ?"
-    return f"COALESCE(({sql}), FALSE)"
 
 
 # ------------------------------------------------- encrypted stores: Python in SQL
@@ -545,27 +339,6 @@ def filter_from_json(text: str) -> Filter:
     return parse_filter(json.loads(text))
 
 
-def compile_udf(f: Filter, prefix: str = "") -> tuple[str, list[Any]]:
-    """``f`` as a call of the SQL function ``ms_filter(user_id, id, metadata, filter)``
-    that an encrypted store registers on its connection: it decrypts each row's metadata
-    and evaluates ``f`` with :func:`matches` (SQL's JSON functions cannot read sealed
-    metadata). Same semantics as :func:`compile_sqlite`.
-
-    Args:
-        f: a parsed filter.
-        prefix: the ``memories`` table alias with its dot (``"m."``) or ``""``.
-
-    Raises:
-        ValidationError: ``prefix`` is not an identifier followed by a dot.
-    """
-    if prefix and (not prefix.endswith(".") or not _COLUMN.match(prefix[:-1])):
-        raise ValidationError("prefix", f"not an SQL table alias: {prefix!r}")
-    return (
-        f"ms_filter({prefix}user_id, {prefix}id, {prefix}metadata, ?)",
-        [filter_to_json(f)],
-    )
-
-
 @dataclass(frozen=True)
 class Scope:
     """Which records a read may see: always one user, optionally narrower."""
@@ -574,8 +347,5 @@ class Scope:
     agent_id: str | None = None
     session_id: str | None = None
     kinds: tuple[str, ...] | None = None
+    #: Metadata filter; the store compiles it to its own SQL (``compile_filter``).
     filter: Filter | None = None
-    #: The store is encrypted: the metadata filter runs in Python on decrypted metadata.
-    encrypted: bool = False
-    #: The store's SQL dialect (``store.dialect``): how the metadata filter is compiled.
-    dialect: str = "sqlite"

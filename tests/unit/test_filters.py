@@ -19,10 +19,10 @@ from mnemolayer.query import (
     Not,
     Op,
     Or,
-    compile_sqlite,
     matches,
     parse_filter,
 )
+from mnemolayer.store.sqlite.filters import compile_sqlite
 
 RECORDS: dict[int, dict[str, Any] | None] = {
     1: {"city": "Porto", "age": 34, "tags": ["food", "travel"], "lang": "en", "vip": True,

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_filters import _METADATA, _RAW_FILTERS, AGREEMENT, RECORDS
 
-from mnemolayer.query import Filter, compile_postgres, matches, parse_filter
+from mnemolayer.query import Filter, matches, parse_filter
+from mnemolayer.store.postgres.filters import compile_postgres
 from mnemolayer.store.postgres.translate import translate
 
 

@@ -13,7 +13,7 @@ holds the keyring's id (the store records it too), the master key's check value 
 next key version. The file is opened with ``PRAGMA secure_delete = ON``: a deleted key's
 bytes are overwritten with zeros in the page, and :meth:`KeyRing.destroy` then runs a
 ``TRUNCATE`` checkpoint so the write-ahead log holds no old copy either. Automatic
-checkpoints are off (store/wal.py explains why).
+checkpoints are off (:mod:`mnemolayer.sqlitefile` explains why).
 """
 
 from __future__ import annotations

@@ -75,12 +75,10 @@ from mnemolayer.errors import StoreError, ValidationError
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.lifecycle.consolidate import consolidate_step
 from mnemolayer.lifecycle.decay import as_accessed, forgetting_action
-from mnemolayer.lifecycle.expiry import expired_where
 from mnemolayer.lifecycle.merge import merge_step
 from mnemolayer.lifecycle.passes import ACTIONS, MaintenanceOptions, Pass, UserMaintenance
 from mnemolayer.lifecycle.purge import purge_step
 from mnemolayer.models import MemoryKind, MemoryRecord, to_utc
-from mnemolayer.store.sqlite.engine import iso
 
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
@@ -138,19 +136,12 @@ class MaintenanceReport(BaseModel):
 # -- step 1: expiry ----------------------------------------------------------------------
 
 
-def _expiry_where(cfg: LifecycleConfig, now: datetime) -> tuple[str, list[Any]]:
-    """SQL for "past its effective expiry and not pinned": exactly what recall leaves
-    out as expired (:func:`~mnemolayer.lifecycle.expiry.expired_where`)."""
-    expired, params = expired_where(now, cfg)
-    return f"pinned = 0 AND {expired}", params
-
-
 def _expire(p: Pass) -> None:
     dangling = p.store.dangling_targets(p.user_id)
     if dangling and not p.dry_run:  # deleted elsewhere (Memory.delete, end_session…)
         p.store.transact(lambda c: p.release(c, dangling))
-    where, params = _expiry_where(p.config, p.now)
-    due = [r.id for r in p.store.select(f"user_id = ? AND {where}", [p.user_id, *params])]
+    # Exactly what recall leaves out as expired (store.where.expired_where), unpinned.
+    due = p.store.expired_ids(p.user_id, p.now, p.config)
     p.examine(due)
     for start in range(0, len(due), _BATCH):
         batch = due[start : start + _BATCH]
@@ -158,10 +149,13 @@ def _expire(p: Pass) -> None:
             p.gone.update(batch)
             p.note("expired", batch)
             continue
-        sql = f"{where} AND id IN ({','.join('?' * len(batch))})"
 
-        def write(c: Txn, sql: str = sql, batch: list[str] = batch) -> list[str]:
-            return p.delete(c, sql, [*params, *batch], "EXPIRE")
+        def write(c: Txn, batch: list[str] = batch) -> list[str]:
+            return p.delete(
+                c,
+                lambda t: p.store.delete_expired(t, p.user_id, batch, p.now, p.config),
+                "EXPIRE",
+            )
 
         gone = p.store.transact(write)
         p.note("expired", gone)
@@ -185,10 +179,8 @@ def _due(p: Pass) -> list[MemoryRecord]:
     age = _forgettable_age_days(cfg)
     if age > (p.now - datetime(1, 1, 2, tzinfo=UTC)).days:
         return []
-    rows = p.store.select(
-        "user_id = ? AND pinned = 0 AND archived_at IS NULL AND merged_into IS NULL "
-        "AND importance < ? AND COALESCE(occurred_at, created_at) <= ?",
-        [p.user_id, floor, iso(p.now - timedelta(days=age))],
+    rows = p.store.forget_candidates(
+        p.user_id, below_importance=floor, happened_before=p.now - timedelta(days=age)
     )
     rows = [r for r in rows if not p.inactive(r.id)]
     p.examine(r.id for r in rows)
@@ -232,10 +224,8 @@ def _delete(p: Pass, batch: list[MemoryRecord]) -> tuple[list[str], list[MemoryR
         if not drop:
             return [], keep
         # Only if still as read: not pinned, archived or merged, and not recalled since.
-        same = " OR ".join(["(id = ? AND access_count = ? AND importance = ?)"] * len(drop))
-        where = f"pinned = 0 AND archived_at IS NULL AND merged_into IS NULL AND ({same})"
-        params = [x for r in drop for x in (r.id, r.access_count, r.importance)]
-        return p.delete(c, where, params, "FORGET"), keep
+        gone = p.delete(c, lambda t: p.store.delete_unchanged(t, p.user_id, drop), "FORGET")
+        return gone, keep
 
     return p.store.transact(write)
 

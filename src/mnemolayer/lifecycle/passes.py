@@ -4,10 +4,10 @@ pass context and the deletion path (:mod:`mnemolayer.lifecycle.maintain` runs th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -162,20 +162,21 @@ class Pass:
         """Whether an earlier step of this pass removed, archived or merged it."""
         return memory_id in self.gone or memory_id in self.archived or memory_id in self.merged
 
-    def delete(self, txn: Txn, where: str, params: Sequence[Any], event: str) -> list[str]:
-        """Delete the user's records matching ``where`` from records, vectors and the
-        keyword index, inside transaction ``txn``, keeping the graph consistent as
-        ``Memory.delete`` does: each gets an ``event`` history entry (without its
-        content: a deletion by policy keeps no copy), the facts only they stated go with
-        their sentence records, so do consolidations left without any source, and records
-        merged or consolidated into a deleted record are set free.
+    def delete(self, txn: Txn, deleting: Callable[[Txn], list[str]], event: str) -> list[str]:
+        """Delete records inside transaction ``txn`` with ``deleting`` (a store deletion
+        of the user's records, such as ``store.delete_expired``, run with ``txn``: it
+        removes records, vectors and keyword rows and returns the ids), keeping the graph
+        consistent as ``Memory.delete`` does: each gets an ``event`` history entry
+        (without its content: a deletion by policy keeps no copy), the facts only they
+        stated go with their sentence records, so do consolidations left without any
+        source, and records merged or consolidated into a deleted record are set free.
 
         Returns:
-            The ids deleted by ``where`` (derived deletions and releases are counted in
+            The ids ``deleting`` deleted (derived deletions and releases are counted in
             the report).
         """
         uid, now, c = self.user_id, self.now, txn
-        gone = self.store.delete_user_where(c, uid, where, params)
+        gone = deleting(txn)
         for mid in gone:
             self.store.add_history(c, mid, uid, event, None, None, now)
         derived = self.semantic.forget(c, uid, gone, now)

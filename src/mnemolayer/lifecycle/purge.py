@@ -32,7 +32,6 @@ from datetime import datetime, timedelta
 
 from mnemolayer.lifecycle.passes import Pass
 from mnemolayer.store.txn import Txn
-from mnemolayer.store.where import purge_due_where
 
 __all__ = ["purge_step"]
 
@@ -101,10 +100,18 @@ def _purge(p: Pass, c: Txn, merged: list[str], archived: list[str], going: set[s
         drop = [i for i in ids if i not in held]
         if not drop:
             continue
-        where, params = purge_due_where(
-            drop, merged=is_merged, merged_before=cut.merged, archived_before=cut.archived
-        )
-        gone += p.delete(c, where, params, "PURGE")
+
+        def deleting(t: Txn, drop: list[str] = drop, is_merged: bool = is_merged) -> list[str]:
+            return p.store.delete_purge_due(
+                t,
+                p.user_id,
+                drop,
+                merged=is_merged,
+                merged_before=cut.merged,
+                archived_before=cut.archived,
+            )
+
+        gone += p.delete(c, deleting, "PURGE")
     return gone
 
 

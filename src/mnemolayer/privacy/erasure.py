@@ -1,8 +1,9 @@
 """Deleting a user (or one agent or session of theirs) with a verified receipt.
 
-:meth:`mnemolayer.Memory.delete_all` runs here. It deletes in one SQLite transaction and
+:meth:`mnemolayer.Memory.delete_all` runs here. It deletes in one store transaction and
 counts what each table and index lost (row counts of the scope taken before and after
-the deletes, inside that transaction). After the commit it removes what lives outside
+the deletes, inside that transaction; the counts are the store's, ``scope_counts`` and
+friends in :mod:`mnemolayer.store.erase`). After the commit it removes what lives outside
 the file (working-memory windows of a Redis session store, the user's data key when the
 store is encrypted, in-process caches), then re-runs every check from scratch and
 writes the result into a :class:`DeletionReceipt`.
@@ -10,9 +11,10 @@ writes the result into a :class:`DeletionReceipt`.
 What a whole-user deletion checks afterwards (``DeletionReceipt.remaining``, each must
 be 0 for ``verified``):
 
-* every table of the file that has a ``user_id`` column, discovered from
-  ``sqlite_master`` (so a table added by a later migration is covered without a change
-  here): rows of the user;
+* every table of the store that has a ``user_id`` column, discovered from the
+  database's own catalogue (``store.user_tables()``: ``sqlite_master`` on SQLite,
+  ``information_schema`` on PostgreSQL, so a table added by a later migration is covered
+  without a change here): rows of the user;
 * the full-text index: rows left for the deleted records' rowids, rows whose record is
   gone (orphans), and the index's vocabulary (``memories_fts_vocab``): terms that only
   the user's records contained;
@@ -52,11 +54,7 @@ from pydantic import BaseModel, ConfigDict
 from mnemolayer import _validate as v
 from mnemolayer.errors import ScopeRequiredError
 from mnemolayer.layers.working.window import SQLiteSessionStore
-from mnemolayer.privacy.tables import (
-    count_in,
-    ident,
-    scope_counts,
-)
+from mnemolayer.query import Scope
 
 if TYPE_CHECKING:
     from mnemolayer.crypto import KeyRing
@@ -212,36 +210,21 @@ def delete_scope(
         StoreError: the store failed (nothing was deleted), or a Redis session store
             failed after the file's deletion was committed.
     """
-    from mnemolayer.retrieval.search import Scope, scope_where
-
     scope = Scope(user_id, agent_id=agent_id, session_id=session_id)
-    where, params = scope_where(scope)
     whole = agent_id is None and session_id is None
     evidence = _Evidence()
 
     def write(c: Txn) -> tuple[int, dict[str, int]]:
-        tables = erasure.store.user_tables(c)
-        scope_params = [user_id, *params]
-        before = scope_counts(c, tables, where, scope_params)
-        evidence.rowids = {
-            int(r[0])
-            for r in c.execute(
-                f"SELECT rowid FROM memories WHERE user_id = ? AND {where}", scope_params
-            )
-        }
+        store = erasure.store
+        tables = store.user_tables(c)
+        before = store.scope_counts(c, scope, tables)
+        evidence.rowids = store.scope_rowids(c, scope)
         removed: dict[str, int] = {}
         if whole:
-            evidence.memory_ids = {
-                str(r[0])
-                for r in c.execute(
-                    "SELECT id FROM memories WHERE user_id = ? UNION "
-                    "SELECT memory_id FROM history WHERE user_id = ?",
-                    (user_id, user_id),
-                )
-            }
+            evidence.memory_ids = store.user_memory_ids(c, user_id)
             evidence.terms = erasure.store.unique_terms(c, evidence.rowids)
             terms_before = erasure.store.vocab_count(c, evidence.terms)
-        gone = erasure.store.delete_where(c, f"user_id = ? AND {where}", scope_params)
+        gone = store.delete_scope(c, scope)
         count = len(gone)
         if whole:
             # The generation row names the user, so it goes too; drop_generation keeps
@@ -250,9 +233,7 @@ def delete_scope(
             erasure.semantic.graph.delete_user(c, user_id)
             if isinstance(erasure.sessions, SQLiteSessionStore):
                 erasure.sessions.delete_user(user_id, c)
-            for table in tables:
-                if table not in _KNOWN_TABLES:
-                    c.execute(f"DELETE FROM {ident(table)} WHERE user_id = ?", (user_id,))
+            store.delete_user_rows(c, user_id, [t for t in tables if t not in _KNOWN_TABLES])
             erasure.store.drop_generation(c, user_id)
             # No deleted term may linger in the keyword index's old segments.
             erasure.store.compact_keyword_index(c)
@@ -262,7 +243,7 @@ def delete_scope(
                 erasure.store.add_history(c, mid, uid, "DELETE", None, None, now)
             # Facts only these messages stated go with them (their records too).
             count += len(erasure.semantic.forget(c, user_id, [mid for _r, mid, _u in gone], now))
-        after = scope_counts(c, tables, where, scope_params)
+        after = store.scope_counts(c, scope, tables)
         for key, was in before.items():
             if key not in ("memories", "vectors", "keyword_index") and not whole:
                 continue  # only records and their indexes shrink in a narrower scope
@@ -358,38 +339,15 @@ def check_remaining(
     Raises:
         StoreError: the store (or a Redis session store) failed.
     """
-    from mnemolayer.retrieval.search import Scope, scope_where
-
     whole = agent_id is None and session_id is None
-    read = erasure.store.read
-    left: dict[str, int] = {}
+    store = erasure.store
     ids = sorted(set(rowids))
     if whole:
-        for table in erasure.store.user_tables():
-            sql = f"SELECT count(*) FROM {ident(table)} WHERE user_id = ?"
-            left[table] = int(read(sql, (user_id,))[0][0])
+        left = store.user_row_counts(None, user_id, store.user_tables())
     else:
-        where, params = scope_where(Scope(user_id, agent_id=agent_id, session_id=session_id))
-        left["memories"] = int(
-            read(f"SELECT count(*) FROM memories WHERE user_id = ? AND {where}",
-                 [user_id, *params])[0][0]
-        )  # fmt: skip
-    left["keyword_index"] = count_in(
-        erasure.store, "SELECT count(*) FROM memories_fts WHERE rowid", ids
-    )
-    left["keyword_index_orphans"] = int(
-        read("SELECT count(*) FROM memories_fts WHERE rowid NOT IN (SELECT rowid FROM memories)")[
-            0
-        ][0]
-    )
-    left["vectors_of_deleted"] = count_in(
-        erasure.store, "SELECT count(*) FROM vectors WHERE memory_rowid", ids
-    )
-    left["vector_orphans"] = int(
-        read("SELECT count(*) FROM vectors WHERE memory_rowid NOT IN (SELECT rowid FROM memories)")[
-            0
-        ][0]
-    )
+        scope = Scope(user_id, agent_id=agent_id, session_id=session_id)
+        left = {"memories": store.scope_counts(None, scope, ())["memories"]}
+    left.update(store.index_leftovers(ids))
     cache = erasure.searcher.vectors
     with cache._lock:
         cached = cache._users.get(user_id)
@@ -401,13 +359,7 @@ def check_remaining(
     if not whole:
         return left
     left["keyword_terms"] = erasure.store.vocab_count(None, set(terms))
-    mids = sorted(set(memory_ids))
-    left["history_of_deleted"] = count_in(
-        erasure.store, "SELECT count(*) FROM history WHERE memory_id", mids
-    )
-    left["facts_citing_deleted"] = count_in(
-        erasure.store, "SELECT count(*) FROM fact_sources WHERE source_id", mids
-    ) + count_in(erasure.store, "SELECT count(*) FROM facts WHERE memory_id", mids)
+    left.update(store.citations_left(memory_ids))
     left["session_windows"] = len(erasure.sessions.list_sessions(user_id))
     left.update(_redis_left(erasure, user_id))
     left["task_cache"] = int(len(erasure.task_vectors) > 0)

@@ -49,8 +49,8 @@ from mnemolayer.models import (
     to_utc,
     validate_text_value,
 )
+from mnemolayer.query import Scope
 from mnemolayer.retrieval.index import embed_records, keyword_terms
-from mnemolayer.store.sqlite.engine import from_iso, iso
 from mnemolayer.text.tokens import resolve_encoding
 
 if TYPE_CHECKING:
@@ -97,7 +97,8 @@ class Transfer:
     def export(self, *, user_id: str | None = None) -> Iterator[dict[str, Any]]:
         """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact``,
         ``session`` (working-memory windows, from :attr:`sessions`) and ``history`` rows;
-        the format is described in :mod:`mnemolayer.privacy.export` (version 3).
+        the format is described in :mod:`mnemolayer.privacy.export` (the header says
+        ``"version": 4``, :data:`EXPORT_VERSION`; import reads versions 1 to 3 too).
 
         ``user_id`` limits the export to one user; ``None`` exports the whole store.
         """
@@ -132,10 +133,10 @@ def export_rows(transfer: Transfer, *, user_id: str | None = None) -> Iterator[d
     uid = v.scope_id(user_id, "user_id") if user_id is not None else None
     yield {"type": "header", "format": "mnemolayer-export", "version": EXPORT_VERSION,
            "embedding_model": transfer.store.get_meta("embedding_model")}  # fmt: skip
-    where, params = ("user_id = ?", [uid]) if uid is not None else ("1", [])
-    last = ""
+    scope = Scope(uid) if uid is not None else None
+    last: str | None = None
     while True:
-        page = transfer.store.select(f"{where} AND id > ?", [*params, last], limit=500)
+        page = transfer.store.records_page(scope, after=last, limit=500)
         if not page:
             break
         for rec in page:
@@ -145,7 +146,7 @@ def export_rows(transfer: Transfer, *, user_id: str | None = None) -> Iterator[d
         # The row's "type" is the row kind, so the entity's own type is "entity_type".
         body = entity.model_dump(mode="json")
         yield {"type": "entity", "entity_type": body.pop("type"), **body}
-    stated = _stated_at(transfer, uid)
+    stated = transfer.graph.stated_times(uid)
     for fact in transfer.graph.export_facts(uid):
         row = {"type": "fact", **fact.model_dump(mode="json")}
         when = {
@@ -278,14 +279,7 @@ def import_rows(
             except ValidationError as exc:
                 raise ValidationError(f"rows[{n}].{exc.field}", exc.message) from None
             if new and fact.id in stated:
-                c.executemany(
-                    "UPDATE fact_sources SET stated_at = ? "
-                    "WHERE user_id = ? AND fact_id = ? AND source_id = ?",
-                    [
-                        (iso(at), fact.user_id, fact.id, source)
-                        for source, at in stated[fact.id].items()
-                    ],
-                )
+                transfer.graph.set_stated_at(c, fact, stated[fact.id])
         for e in events:
             if e.memory_id not in skipped:
                 transfer.store.insert_history(c, e)
@@ -331,13 +325,7 @@ def _windows(transfer: Transfer, user_id: str | None) -> Iterator[WindowState]:
     if user_id is not None:
         users = [user_id]
     else:
-        known = {
-            str(r[0])
-            for r in transfer.store.read(
-                "SELECT user_id FROM memories UNION SELECT user_id FROM history"
-            )
-        }
-        users = sorted(known.union(transfer.sessions.list_users()))
+        users = sorted(set(transfer.store.known_users()).union(transfer.sessions.list_users()))
     for user in users:
         infos = sorted(
             transfer.sessions.list_sessions(user), key=lambda i: (i.session_id, i.agent_id or "")
@@ -346,19 +334,6 @@ def _windows(transfer: Transfer, user_id: str | None) -> Iterator[WindowState]:
             state = transfer.sessions.load(user, info.session_id, info.agent_id)
             if state is not None:
                 yield state
-
-
-def _stated_at(transfer: Transfer, user_id: str | None) -> dict[str, dict[str, datetime]]:
-    """``{fact_id: {source_id: stated_at}}`` of one user's facts (or every user's)."""
-    where, params = ("user_id = ?", [user_id]) if user_id is not None else ("1", [])
-    out: dict[str, dict[str, datetime]] = {}
-    for fact_id, source, at in transfer.store.read(
-        f"SELECT fact_id, source_id, stated_at FROM fact_sources WHERE {where}", params
-    ):
-        when = from_iso(at)
-        if when is not None:
-            out.setdefault(str(fact_id), {})[str(source)] = when
-    return out
 
 
 def _stated_from_row(value: Any, fact: Fact, where: str) -> dict[str, datetime]:

@@ -206,14 +206,9 @@ def shown_records(view: MarkdownView, user_id: str) -> list[MemoryRecord]:
     """The memories ``MEMORY.md`` shows: the user's current records of every kind
     (not superseded, archived, merged or session-only), oldest first."""
     out: list[MemoryRecord] = []
-    last = ""
+    last: str | None = None
     while True:
-        page = view.store.select(
-            "user_id = ? AND id > ? AND superseded_by IS NULL AND archived_at IS NULL "
-            "AND merged_into IS NULL AND session_only = 0",
-            [user_id, last],
-            limit=500,
-        )
+        page = view.store.current_records_page(user_id, after=last, limit=500)
         if not page:
             return out
         out += page

@@ -23,7 +23,8 @@ declared here, and :class:`~mnemolayer.store.sqlite.store.SQLiteStore` and
 - recursive queries: :meth:`~StoreCore.multi_arm_recursion`;
 - erasure: :meth:`~StoreCore.user_tables`, :meth:`~StoreCore.unique_terms`,
   :meth:`~StoreCore.vocab_count`, :meth:`~StoreCore.secure_delete` and
-  :meth:`~StoreCore.compact_keyword_index` (defaults);
+  :meth:`~StoreCore.compact_keyword_index` (defaults); the counts that verify a deletion
+  are shared SQL (:class:`~mnemolayer.store.erase.EraseSQL`);
 - the engine itself: :meth:`~StoreCore.use_encryption`, :meth:`~StoreCore.file_size`, and
   :class:`~mnemolayer.store.engine.Engine`'s read, write, transact, truncate_log, close.
 """
@@ -57,13 +58,9 @@ class StoreCore(Engine):
             else ``None``. Encrypted: ``memories.content``, ``metadata``, ``speaker``,
             ``entities``; history contents and metadata; the keyword index holds blind
             terms and ``content_hash`` is a keyed hash (:mod:`mnemolayer.crypto.cipher`).
-        dialect: ``"sqlite"`` or ``"postgres"``. Nothing under ``store/`` reads it: it is
-            kept for the callers outside that still branch on it (listed in
-            ``tests/test_layers.py``); they move to the hooks.
     """
 
     crypto: FieldCipher | None = None
-    dialect: str
     _index_writes: int
 
     # -- encryption ----------------------------------------------------------------------

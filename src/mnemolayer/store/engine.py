@@ -46,7 +46,7 @@ class Engine(abc.ABC):
     def write(self) -> contextlib.AbstractContextManager[Txn]:
         """One write transaction: committed on success, rolled back on error. The
         connection it gives runs SQLite-dialect statements (``execute``,
-        ``executemany``), as ``sqlite3.Connection`` does."""
+        ``executemany``), as ``Txn`` does."""
 
     @abc.abstractmethod
     def transact(self, fn: Callable[[Txn], T]) -> T:

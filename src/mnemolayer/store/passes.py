@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mnemolayer.models import MemoryRecord
 from mnemolayer.store.sqlite.engine import iso
 from mnemolayer.store.txn import Txn
-from mnemolayer.store.where import purge_archived_where
+from mnemolayer.store.where import expired_where, purge_archived_where, purge_due_where
+
+if TYPE_CHECKING:
+    from mnemolayer.lifecycle.config import LifecycleConfig
 
 __all__ = ["LifecycleStatements"]
 
@@ -140,13 +143,85 @@ class LifecycleStatements:
 
     # -- deletes ---------------------------------------------------------------------
 
-    def delete_user_where(
-        self: _Store, c: Txn, user_id: str, where: str, params: Sequence[Any]
+    def expired_ids(
+        self: _Store, user_id: str, now: datetime, lifecycle: LifecycleConfig
     ) -> list[str]:
-        """Delete the user's records matching ``where`` (records, keyword index and
-        vectors) inside ``c``; returns the ids deleted."""
-        gone = self.delete_where(c, f"user_id = ? AND ({where})", [user_id, *params])
-        return [g[1] for g in gone]
+        """Ids of the user's unpinned records past their effective expiry at ``now``
+        (exactly what recall leaves out as expired, :func:`~mnemolayer.store.where.expired_where`
+        with ``lifecycle``'s default TTLs), in id order."""
+        expired, params = expired_where(now, lifecycle)
+        where = f"user_id = ? AND pinned = 0 AND {expired}"
+        return sorted(self.ids_where(where, [user_id, *params]))
+
+    def delete_expired(
+        self: _Store,
+        c: Txn,
+        user_id: str,
+        ids: Sequence[str],
+        now: datetime,
+        lifecycle: LifecycleConfig,
+    ) -> list[str]:
+        """Delete those of the user's records ``ids`` that are still unpinned and expired
+        at ``now`` (re-checked inside ``c``), with their index rows; the ids deleted."""
+        expired, params = expired_where(now, lifecycle)
+        gone: list[str] = []
+        for part in _parts(ids):
+            where = f"user_id = ? AND pinned = 0 AND {expired} AND id IN ({_marks(part)})"
+            gone += [g[1] for g in self.delete_where(c, where, [user_id, *params, *part])]
+        return gone
+
+    def forget_candidates(
+        self: _Store, user_id: str, *, below_importance: float, happened_before: datetime
+    ) -> list[MemoryRecord]:
+        """The user's records decay may forget: unpinned, not archived or merged, of
+        importance below ``below_importance``, that happened (``occurred_at``, else
+        ``created_at``) at or before ``happened_before``; in id order."""
+        return self.select(
+            "user_id = ? AND pinned = 0 AND archived_at IS NULL AND merged_into IS NULL "
+            "AND importance < ? AND COALESCE(occurred_at, created_at) <= ?",
+            [user_id, below_importance, iso(happened_before)],
+        )
+
+    def delete_unchanged(
+        self: _Store, c: Txn, user_id: str, records: Sequence[MemoryRecord]
+    ) -> list[str]:
+        """Delete those of ``records`` (the user's) that are still as read: not pinned,
+        archived or merged, and with the same access count and importance (not recalled
+        since); with their index rows. The ids deleted."""
+        gone: list[str] = []
+        for start in range(0, len(records), 100):
+            part = records[start : start + 100]
+            same = " OR ".join(["(id = ? AND access_count = ? AND importance = ?)"] * len(part))
+            where = (
+                "user_id = ? AND pinned = 0 AND archived_at IS NULL AND merged_into IS NULL "
+                f"AND ({same})"
+            )
+            params = [user_id, *(x for r in part for x in (r.id, r.access_count, r.importance))]
+            gone += [g[1] for g in self.delete_where(c, where, params)]
+        return gone
+
+    def delete_purge_due(
+        self: _Store,
+        c: Txn,
+        user_id: str,
+        ids: Sequence[str],
+        *,
+        merged: bool,
+        merged_before: datetime | None,
+        archived_before: datetime | None,
+    ) -> list[str]:
+        """Delete those of the user's records ``ids`` still due for purging, re-checked
+        inside ``c`` (:func:`~mnemolayer.store.where.purge_due_where`), with their index
+        rows; the ids deleted."""
+        gone: list[str] = []
+        for part in _parts(ids):
+            due, params = purge_due_where(
+                part, merged=merged, merged_before=merged_before, archived_before=archived_before
+            )
+            gone += [
+                g[1] for g in self.delete_where(c, f"user_id = ? AND ({due})", [user_id, *params])
+            ]
+        return gone
 
     def delete_user_ids(self: _Store, c: Txn, user_id: str, ids: Sequence[str]) -> None:
         """Delete the user's records ``ids`` (records, keyword index and vectors) inside

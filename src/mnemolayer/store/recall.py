@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mnemolayer.query import Scope
+from mnemolayer.query import Filter, Scope
 from mnemolayer.store.where import active_where, scope_where
 
 if TYPE_CHECKING:
@@ -26,6 +26,8 @@ class _Store(Protocol):
     """What :class:`RecallStatements` uses of the store it is mixed into."""
 
     def rowids(self, where: str, params: Sequence[Any]) -> set[int]: ...
+
+    def compile_filter(self, f: Filter, prefix: str = "") -> tuple[str, list[Any]]: ...
 
     def keyword_matches(
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
@@ -47,7 +49,7 @@ class RecallStatements:
     ) -> tuple[bool, set[int]] | None:
         """Which rowids vector search may return: ``(True, ids)`` only these,
         ``(False, ids)`` all of the user's but these, ``None`` all of the user's."""
-        where, params = scope_where(scope)
+        where, params = scope_where(scope, "", self.compile_filter)
         act, act_params = active_where(now, include_history=include_history, lifecycle=lifecycle)
         if where == "1":
             # Fast path: only inactive records need excluding; without default TTLs those
@@ -81,7 +83,7 @@ class RecallStatements:
         """The best ``limit`` of the active records in ``scope`` matching the FTS5
         expression ``match``, best first: ``[(rowid, indexed terms)]``
         (``keyword_matches``)."""
-        where, params = scope_where(scope, "m.")
+        where, params = scope_where(scope, "m.", self.compile_filter)
         act, act_params = active_where(
             now, "m.", include_history=include_history, lifecycle=lifecycle
         )
@@ -100,7 +102,7 @@ class RecallStatements:
     ) -> set[int]:
         """Which of ``rowids`` are consolidated into a semantic record that is in
         ``scope`` and active."""
-        where, params = scope_where(scope, "t.")
+        where, params = scope_where(scope, "t.", self.compile_filter)
         act, act_params = active_where(
             now, "t.", include_history=include_history, lifecycle=lifecycle
         )

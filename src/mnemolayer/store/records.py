@@ -6,14 +6,19 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from mnemolayer.models import MemoryKind, MemoryRecord
+from mnemolayer.query import Scope
 from mnemolayer.store.history import HistorySQL
 from mnemolayer.store.index import IndexSQL
 from mnemolayer.store.rows import COLUMNS, RankSignals, from_iso, iso
+from mnemolayer.store.where import active_where, scope_where
+
+if TYPE_CHECKING:
+    from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.store.txn import Txn
 
 __all__ = ["RecordsSQL"]
@@ -188,6 +193,74 @@ class RecordsSQL(HistorySQL, IndexSQL):
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [self.row_record(r) for r in self.read(sql, params)]
+
+    def records_page(
+        self, scope: Scope | None, *, after: str | None = None, limit: int
+    ) -> list[MemoryRecord]:
+        """Up to ``limit`` records in id order, with ids after ``after`` (``None``: from
+        the first): those of ``scope`` (its metadata filter compiled by
+        :meth:`compile_filter`), or every user's when ``scope`` is ``None``."""
+        if scope is None:
+            where, params = "1", []
+        else:
+            cond, cparams = scope_where(scope, "", self.compile_filter)
+            where, params = f"user_id = ? AND {cond}", [scope.user_id, *cparams]
+        if after is not None:
+            where += " AND id > ?"
+            params.append(after)
+        return self.select(where, params, limit=limit)
+
+    def records_by_id(self, ids: Sequence[str]) -> list[MemoryRecord]:
+        """The stored records among ``ids``, in id order (ids not stored are absent)."""
+        items = list(ids)
+        out: list[MemoryRecord] = []
+        for start in range(0, len(items), 500):
+            part = items[start : start + 500]
+            out += self.select(f"id IN ({','.join('?' * len(part))})", part)
+        return sorted(out, key=lambda r: r.id)
+
+    def current_records_page(
+        self, user_id: str, *, after: str | None = None, limit: int
+    ) -> list[MemoryRecord]:
+        """Up to ``limit`` of a user's current records in id order, after id ``after``:
+        not superseded, archived, merged or session-only (expiry is not considered)."""
+        return self.select(
+            "user_id = ? AND id > ? AND superseded_by IS NULL AND archived_at IS NULL "
+            "AND merged_into IS NULL AND session_only = 0",
+            [user_id, after or ""],
+            limit=limit,
+        )
+
+    def active_records(
+        self,
+        scope: Scope,
+        *,
+        now: datetime,
+        lifecycle: LifecycleConfig | None,
+        include_history: bool = False,
+    ) -> list[MemoryRecord]:
+        """The records of ``scope`` that are active at ``now`` (not expired, archived or
+        merged; superseded ones only with ``include_history``;
+        :func:`~mnemolayer.store.where.active_where` with ``lifecycle``'s default TTLs),
+        in id order."""
+        cond, params = scope_where(scope, "", self.compile_filter)
+        act, act_params = active_where(now, include_history=include_history, lifecycle=lifecycle)
+        return self.select(
+            f"user_id = ? AND {cond} AND {act}", [scope.user_id, *params, *act_params]
+        )
+
+    def session_turns(
+        self, user_id: str, session_id: str, *, now: datetime, lifecycle: LifecycleConfig | None
+    ) -> list[MemoryRecord]:
+        """A session's episodic records of every agent, session-only ones left out, that
+        are alive at ``now`` (not expired, archived or merged; superseded ones kept), in
+        the order they happened (``occurred_at``, else ``created_at``; then id)."""
+        alive, params = active_where(now, include_history=True, lifecycle=lifecycle)
+        return self.select(
+            f"user_id = ? AND session_id = ? AND kind = ? AND session_only = 0 AND {alive}",
+            [user_id, session_id, MemoryKind.EPISODIC.value, *params],
+            order="COALESCE(occurred_at, created_at), id",
+        )
 
     def select_rows(self, where: str, params: Sequence[Any]) -> list[tuple[int, MemoryRecord]]:
         """``(rowid, record)`` of the matching records, oldest insert first."""

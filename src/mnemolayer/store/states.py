@@ -106,6 +106,12 @@ class StatesSQL(RecordsSQL):
         """Every user that has records, sorted."""
         return [r[0] for r in self.read("SELECT DISTINCT user_id FROM memories ORDER BY user_id")]
 
+    def known_users(self) -> list[str]:
+        """Every user the store has records or history of (deleted records' users whose
+        history is kept included), sorted."""
+        rows = self.read("SELECT user_id FROM memories UNION SELECT user_id FROM history")
+        return sorted(str(r[0]) for r in rows)
+
     def top_rowid(self, at_most: int | None = None) -> tuple[int, str] | None:
         """``(rowid, id)`` of the newest record (of those with rowid ≤ ``at_most``), or
         ``None`` when there is none. While that row exists, SQLite gives every new record

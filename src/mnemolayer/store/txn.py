@@ -2,7 +2,7 @@
 :class:`Cursor`, the protocols of :mod:`mnemolayer.protocols`, named here for the store's
 own modules.
 
-On SQLite it is the ``sqlite3.Connection`` itself; on PostgreSQL a wrapper that takes the
+On SQLite it is the ``Txn`` itself; on PostgreSQL a wrapper that takes the
 same SQLite-dialect statements and translates them
 (:class:`mnemolayer.store.postgres.engine._Conn`). The store's methods and the code above
 them annotate :class:`Txn`, so neither names an engine's connection type.

@@ -8,17 +8,18 @@ table's alias (``"m."``) when the fragment goes into a join.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from mnemolayer.query import Scope, compile_postgres, compile_sqlite, compile_udf
+from mnemolayer.query import Filter, Scope
 from mnemolayer.store.sqlite.engine import iso
 
 if TYPE_CHECKING:
     from mnemolayer.lifecycle.config import LifecycleConfig
 
 __all__ = [
+    "CompileFilter",
     "active_where",
     "expired_where",
     "purge_archived_where",
@@ -26,10 +27,23 @@ __all__ = [
     "scope_where",
 ]
 
+#: A store's metadata-filter compiler: ``(filter, prefix) -> (sql, params)``.
+CompileFilter = Callable[[Filter, str], tuple[str, list[Any]]]
 
-def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
+
+def scope_where(
+    scope: Scope, prefix: str = "", compile_filter: CompileFilter | None = None
+) -> tuple[str, list[Any]]:
     """SQL boolean expression (and its parameters) for ``scope`` minus ``user_id``, over
-    the ``memories`` table aliased by ``prefix`` (``"m."`` or ``""``)."""
+    the ``memories`` table aliased by ``prefix`` (``"m."`` or ``""``).
+
+    ``compile_filter`` turns the scope's metadata filter into this store's SQL (the
+    store's :meth:`~mnemolayer.store.core.StoreCore.compile_filter`: the JSON functions
+    differ between the engines, and sealed metadata is read by a function inside SQL).
+
+    Raises:
+        ValueError: the scope has a filter and no ``compile_filter`` was given.
+    """
     parts: list[str] = []
     params: list[Any] = []
     if scope.agent_id is not None:
@@ -42,12 +56,9 @@ def scope_where(scope: Scope, prefix: str = "") -> tuple[str, list[Any]]:
         parts.append(f"{prefix}kind IN ({','.join('?' * len(scope.kinds))})")
         params.extend(scope.kinds)
     if scope.filter is not None:
-        if scope.encrypted:
-            sql, fparams = compile_udf(scope.filter, prefix)
-        elif scope.dialect == "postgres":
-            sql, fparams = compile_postgres(scope.filter, column=f"{prefix}metadata")
-        else:
-            sql, fparams = compile_sqlite(scope.filter, column=f"{prefix}metadata")
+        if compile_filter is None:
+            raise ValueError("a scope with a metadata filter needs the store's compile_filter")
+        sql, fparams = compile_filter(scope.filter, prefix)
         parts.append(f"({sql})")
         params.extend(fparams)
     return (" AND ".join(parts) or "1"), params

@@ -14,7 +14,7 @@ from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import HistoryEvent, Hit, MemoryPage, MemoryRecord
 from mnemolayer.query import parse_filter
-from mnemolayer.retrieval.search import Scope, Searcher, SearchRequest, scope_where
+from mnemolayer.retrieval.search import Scope, Searcher, SearchRequest
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.graph import GraphStore
 
@@ -155,8 +155,6 @@ class EpisodicReader:
             session_id=v.scope_id(session_id, "session_id"),
             kinds=tuple(v.kind(k, "kinds").value for k in kinds) if kinds else None,
             filter=parse_filter(filters) if filters else None,
-            encrypted=self.store.crypto is not None,
-            dialect=self.store.dialect,
         )
 
     def get(self, memory_id: str, *, user_id: str | None = None) -> MemoryRecord:
@@ -190,13 +188,8 @@ class EpisodicReader:
             raise ScopeRequiredError("user_id: list needs a user_id scope")
         scope = self.scope(user_id, agent_id, session_id, kinds, filters)
         limit = v.limit(limit)
-        where, params = scope_where(scope)
-        clause = f"user_id = ? AND {where}"
-        args: list[Any] = [scope.user_id, *params]
-        if cursor is not None:
-            clause += " AND id > ?"
-            args.append(v.cursor(cursor))
-        items = self.store.select(clause, args, limit=limit + 1) if limit else []
+        after = v.cursor(cursor) if cursor is not None else None
+        items = self.store.records_page(scope, after=after, limit=limit + 1) if limit else []
         more = len(items) > limit
         items = items[:limit]
         return MemoryPage(items=items, next_cursor=items[-1].id if more and items else None)

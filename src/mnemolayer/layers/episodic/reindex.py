@@ -63,7 +63,7 @@ class Reindexer:
         total = len(ids)
         for start in range(0, total, batch_size):
             part = ids[start : start + batch_size]
-            recs = self.store.select(f"id IN ({','.join('?' * len(part))})", part)
+            recs = self.store.records_by_id(part)
             vectors = embed_records(self.embedder, recs)
             extra = self.store.fact_sentences(part)
 
@@ -111,7 +111,7 @@ class Reindexer:
         added = 0
         for start in range(0, len(todo), batch_size):
             ids = [mid for _u, mid in todo[start : start + batch_size]]
-            by_id = {r.id: r for r in self.store.select(f"id IN ({','.join('?' * len(ids))})", ids)}
+            by_id = {r.id: r for r in self.store.records_by_id(ids)}
             turns = [by_id[i] for i in ids if i in by_id]
             now = self.clock()
             pending = self.writer.prepare(turns, now)

@@ -460,7 +460,7 @@ class EpisodicWriter:
         now = self.clock()
 
         def write(c: Txn) -> None:
-            self.store.delete_where(c, "id = ?", [old.id])
+            self.store.delete_ids(c, [old.id])
             self.store.add_history(c, old.id, old.user_id, "DELETE", old, None, now)
             self.semantic.forget(c, old.user_id, [old.id], now)
 

@@ -22,7 +22,7 @@ from mnemolayer.layers.procedural.types import (
 )
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import MemoryKind, MemoryRecord, content_hash, new_id
-from mnemolayer.retrieval.search import active_where
+from mnemolayer.query import Scope
 
 if TYPE_CHECKING:
     from mnemolayer.layers.episodic.write import EpisodicWriter
@@ -156,13 +156,9 @@ class OutcomeLog:
         """
         user_id = v.scope_id(user_id, "user_id", required=True)
         agent_id = v.scope_id(agent_id, "agent_id")
-        active, params = active_where(self.clock(), lifecycle=self.lifecycle)
-        where = f"user_id = ? AND kind = ? AND {active}"
-        args: builtins.list[Any] = [user_id, MemoryKind.PROCEDURAL.value, *params]
-        if agent_id is not None:
-            where += " AND agent_id = ?"
-            args.append(agent_id)
-        found = (as_outcome(r) for r in self.store.select(where, args))
+        scope = Scope(user_id, agent_id=agent_id, kinds=(MemoryKind.PROCEDURAL.value,))
+        records = self.store.active_records(scope, now=self.clock(), lifecycle=self.lifecycle)
+        found = (as_outcome(r) for r in records)
         outs = [o for o in found if o is not None]
         outs.sort(key=lambda o: (o.occurred_at, o.id))
         return outs

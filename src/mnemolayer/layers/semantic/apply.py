@@ -259,8 +259,7 @@ class SemanticLayer:
             f.memory_id for f in [*own, *removal.deleted] if f.memory_id and f.memory_id not in gone
         ]
         if records:
-            marks = ",".join("?" * len(records))
-            self.store.delete_where(c, f"user_id = ? AND id IN ({marks})", [user_id, *records])
+            self.store.delete_ids(c, records, user_id=user_id)
             for rid in records:
                 self.store.add_history(c, rid, user_id, "DELETE", None, None, now)
         return records

@@ -43,8 +43,8 @@ from mnemolayer.layers.working.window import (
 )
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import MemoryKind, MemoryRecord, content_hash
+from mnemolayer.query import Scope
 from mnemolayer.registry import get_token_counter
-from mnemolayer.retrieval.search import active_where
 from mnemolayer.store.sqlite.engine import iso
 from mnemolayer.text.tokens import TokenCounter
 
@@ -339,13 +339,8 @@ class Sessions:
     ) -> builtins.list[MemoryRecord]:
         """The session's episodic turns (of ``agent_id`` when given) that no session
         summary covers yet, oldest first; session-only and expired records left out."""
-        alive, alive_params = active_where(
-            self.clock(), include_history=True, lifecycle=self.lifecycle
-        )
-        rows = self.store.select(
-            f"user_id = ? AND session_id = ? AND kind = ? AND session_only = 0 AND {alive}",
-            [user_id, session_id, MemoryKind.EPISODIC.value, *alive_params],
-            order="COALESCE(occurred_at, created_at), id",
+        rows = self.store.session_turns(
+            user_id, session_id, now=self.clock(), lifecycle=self.lifecycle
         )
         # Summaries of any agent count: a whole-session summary covers every agent's turns.
         covered = {sid for r in rows if is_session_summary(r) for sid in r.source_ids}
@@ -406,15 +401,11 @@ class Sessions:
 
     def _clear_session_only(self, user_id: str, session_id: str, agent_id: str | None) -> int:
         """Delete the session-only memories of the scope in one transaction; how many."""
-        where = "user_id = ? AND session_id = ? AND session_only = 1"
-        params: builtins.list[Any] = [user_id, session_id]
-        if agent_id is not None:
-            where += " AND agent_id = ?"
-            params.append(agent_id)
+        scope = Scope(user_id, agent_id=agent_id, session_id=session_id)
         now = self.clock()
 
         def write(c: Txn) -> int:
-            gone = self.store.delete_where(c, where, params)
+            gone = self.store.delete_session_only(c, scope)
             for _rowid, mid, uid in gone:
                 # No content in the event: a temporary memory does not outlive its session.
                 self.store.add_history(c, mid, uid, "DELETE", None, None, now)

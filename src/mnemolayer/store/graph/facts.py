@@ -105,6 +105,16 @@ class GraphFacts(GraphEntities):
         """Move the start of a fact's validity (a late message shows it held earlier)."""
         c.execute("UPDATE facts SET valid_from = ? WHERE id = ?", (iso(valid_from), fact_id))
 
+    def set_stated_at(self, c: Txn, fact: Fact, stated: Mapping[str, datetime]) -> None:
+        """Record when each source of ``fact`` stated it (``{source_id: time}``, sources
+        the fact does not cite are left alone): an import restores the provenance that
+        :meth:`~mnemolayer.store.graph.queries.GraphQueries.stated_times` exported."""
+        c.executemany(
+            "UPDATE fact_sources SET stated_at = ? "
+            "WHERE user_id = ? AND fact_id = ? AND source_id = ?",
+            [(iso(at), fact.user_id, fact.id, source) for source, at in stated.items()],
+        )
+
     def reinforce(
         self,
         c: Txn,

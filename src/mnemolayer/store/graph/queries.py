@@ -17,7 +17,7 @@ from mnemolayer.store.graph.base import (
     normalize_name,
 )
 from mnemolayer.store.graph.entities import GraphEntities
-from mnemolayer.store.rows import iso
+from mnemolayer.store.rows import from_iso, iso
 from mnemolayer.store.txn import Txn
 
 __all__ = ["GraphQueries"]
@@ -158,6 +158,20 @@ class GraphQueries(GraphEntities):
         """Every fact, closed ones included, of one user or of every user."""
         where, params = ("f.user_id = ?", [user_id]) if user_id is not None else ("1", [])
         return self._select_facts(None, where, params)
+
+    def stated_times(self, user_id: str | None) -> dict[str, dict[str, datetime]]:
+        """When each source stated each fact, of one user or of every user (``None``):
+        ``{fact_id: {source_id: stated_at}}`` (aware UTC; sources without a time are
+        absent)."""
+        where, params = ("user_id = ?", [user_id]) if user_id is not None else ("1", [])
+        out: dict[str, dict[str, datetime]] = {}
+        for fact_id, source, at in self._rows(
+            None, f"SELECT fact_id, source_id, stated_at FROM fact_sources WHERE {where}", params
+        ):
+            when = from_iso(at)
+            if when is not None:
+                out.setdefault(str(fact_id), {})[str(source)] = when
+        return out
 
     def current_fact_rowids(self, user_id: str, entity_ids: Sequence[str], limit: int) -> list[int]:
         """Store rowids of the sentence records of the current facts about (or pointing

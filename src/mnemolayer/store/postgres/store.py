@@ -42,9 +42,10 @@ import numpy as np
 from mnemolayer.crypto.cipher import FieldCipher
 from mnemolayer.errors import StoreError
 from mnemolayer.models import MemoryRecord, new_id
-from mnemolayer.query import Filter, compile_postgres
+from mnemolayer.query import Filter
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.postgres.engine import PostgresConnection, _Conn, has_schema
+from mnemolayer.store.postgres.filters import compile_postgres
 from mnemolayer.store.postgres.keyword import TsvectorIndex, _lexeme
 from mnemolayer.store.postgres.url import is_postgres_url, redact_url
 from mnemolayer.store.rows import COLUMN_NAMES, COLUMNS, iso
@@ -86,9 +87,6 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
             or the schema is newer than this mnemolayer.
         ValidationError: a malformed ``pool_max``.
     """
-
-    #: Legacy, for the callers outside ``store/`` that still branch on it (StoreCore).
-    dialect = "postgres"
 
     def __init__(
         self, url: str, *, busy_timeout_s: float = 60.0, read_only: bool | None = None

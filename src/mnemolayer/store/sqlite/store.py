@@ -23,10 +23,11 @@ import numpy as np
 from mnemolayer.crypto.cipher import FieldCipher
 from mnemolayer.errors import StoreError, ValidationError
 from mnemolayer.models import MemoryRecord
-from mnemolayer.query import Filter, compile_sqlite, compile_udf, filter_from_json, matches
+from mnemolayer.query import Filter, filter_from_json, matches
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.rows import COLUMN_NAMES, COLUMNS, AccessState, RankSignals, iso
 from mnemolayer.store.sqlite.engine import SQLiteConnection
+from mnemolayer.store.sqlite.filters import compile_sqlite, compile_udf
 from mnemolayer.store.sqlite.keyword import FTS5Index
 from mnemolayer.store.txn import Txn
 
@@ -81,9 +82,6 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
             ``entities``; history contents and metadata; the keyword index holds blind
             terms and ``content_hash`` is a keyed hash (:mod:`mnemolayer.crypto.cipher`).
     """
-
-    #: Legacy, for the callers outside ``store/`` that still branch on it (StoreCore).
-    dialect = "sqlite"
 
     # -- encryption ----------------------------------------------------------------------
 
