@@ -410,3 +410,77 @@ def test_a_late_arriving_older_fact_is_stored_closed(mem: Memory) -> None:
     assert record.superseded_by is not None and record.valid_to == T2
     hits = mem.search("user lives", user_id="u1", kinds=["semantic"])
     assert [h.content for h in hits] == ["The user lives in Porto"]
+
+
+# -- truth over staleness (issue 15, item 4) ------------------------------------------
+
+TRUTH_CASES = {
+    "lives_in": ("I live in Lisbon.", "I moved to Porto last month.", "Where do I live now?"),
+    "works_at": ("I work at Google.", "I now work at Microsoft.", "Where do I work now?"),
+    "name": ("My name is Ann.", "Please call me Beth, that's my name now.", "What is my name?"),
+    "zh_lives_in": ("我住在里斯本。", "我搬到了波尔图。", "我现在住在哪里？"),
+}
+FEB = datetime(2024, 2, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
+@pytest.mark.parametrize("case", sorted(TRUTH_CASES))
+def test_the_current_fact_ranks_first_in_every_mode(mem: Memory, case: str, mode: str) -> None:
+    old_text, new_text, question = TRUTH_CASES[case]
+    old = mem.add(old_text, user_id="u1", timestamp=T1)[0]
+    new = mem.add(new_text, user_id="u1", timestamp=T2)[0]
+    hits = mem.search(question, user_id="u1", mode=mode)
+    assert hits, "the question finds something"
+    first = hits[0]
+    # The first hit is the current version: its message, or its fact with the message
+    # collapsed into it.
+    assert new.id in first.provenance
+    ids = [h.id for h in hits]
+    if old.id in ids:
+        assert ids.index(old.id) > 0
+        assert hits[ids.index(old.id)].scores["outdated"] == 1.0
+        assert hits[ids.index(old.id)].score < first.score
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
+@pytest.mark.parametrize("case", ["lives_in", "works_at", "zh_lives_in"])
+def test_as_of_in_the_past_ranks_the_version_true_then_first(
+    mem: Memory, case: str, mode: str
+) -> None:
+    old_text, new_text, question = TRUTH_CASES[case]
+    old = mem.add(old_text, user_id="u1", timestamp=T1)[0]
+    mem.add(new_text, user_id="u1", timestamp=T2)
+    hits = mem.search(question, user_id="u1", mode=mode, as_of=FEB)
+    assert hits and old.id in hits[0].provenance
+
+
+def test_history_still_ranks_below_the_current_fact(mem: Memory) -> None:
+    old = mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)[0]
+    new = mem.add("I moved to Porto last month.", user_id="u1", timestamp=T2)[0]
+    hits = mem.search("Where do I live now?", user_id="u1", include_history=True)
+    ids = [i for h in hits for i in h.provenance]
+    assert new.id in hits[0].provenance and old.id in ids
+    assert any("Lisbon" in h.content for h in hits)  # the history is there, below
+
+
+def test_a_fact_and_its_message_are_one_hit(mem: Memory) -> None:
+    msg = mem.add("I work at Google.", user_id="u1", timestamp=T1)[0]
+    fact = mem.facts(user_id="u1")[0]
+    hits = mem.search("works at Google", user_id="u1")
+    assert len(hits) == 1
+    assert set(hits[0].provenance) == {msg.id, fact.memory_id}
+    assert hits[0].provenance[0] == hits[0].id
+
+
+def test_collapsing_can_be_turned_off(db_path: Path, clock) -> None:  # type: ignore[no-untyped-def]
+    from mnemolayer.config import RetrievalConfig
+
+    m = Memory(
+        db_path, embedder="hashing", clock=clock, retrieval=RetrievalConfig(collapse_facts=False)
+    )
+    try:
+        m.add("I work at Google.", user_id="u1", timestamp=T1)
+        hits = m.search("works at Google", user_id="u1")
+        assert len(hits) == 2 and all(h.provenance == [h.id] for h in hits)
+    finally:
+        m.close()

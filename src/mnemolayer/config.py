@@ -73,6 +73,17 @@ class RetrievalConfig(BaseModel):
             ``1 - outdated_penalty``: a superseded fact (shown with ``include_history``),
             and a message whose no-longer-true fact matches the query about as well as its
             current ones (so "Lena lives in Lisbon" ranks below "Lena moved to Porto").
+        truth: a query that finds a stale version of a changed fact also finds the
+            version true now (or at ``as_of``), ranked at least as high, with the stale
+            one capped below it (:mod:`mnemolayer.retrieval.truth`).
+        collapse_facts: a fact and the message it was extracted from are returned as one
+            hit (``Hit.provenance`` holds both ids).
+        time_window: relative time in the query ("last week", "上周") becomes a window
+            on event time that boosts and filters (:mod:`mnemolayer.text.timeq`).
+        time_boost: how much a record inside the query's time window gains:
+            ``final · (1 + time_boost)``, capped at 1.
+        time_min_hits: the window filters out records outside it only when at least this
+            many candidates fall inside (the fallback: never nothing for an empty window).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -91,6 +102,11 @@ class RetrievalConfig(BaseModel):
     context_weight: float = Field(0.2, ge=0.0, le=1.0)
     fact_keys: bool = True
     outdated_penalty: float = Field(0.3, ge=0.0, le=1.0)
+    truth: bool = True
+    collapse_facts: bool = True
+    time_window: bool = True
+    time_boost: float = Field(0.5, ge=0.0, le=10.0)
+    time_min_hits: int = Field(1, ge=0, le=1000)
 
     @model_validator(mode="after")
     def _weights_fit(self) -> RetrievalConfig:

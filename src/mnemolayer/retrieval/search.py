@@ -18,6 +18,8 @@ Returned hits are counted as accesses, which reinforces them
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from mnemolayer.lifecycle.decay import reinforce
@@ -26,6 +28,14 @@ from mnemolayer.query import Scope
 from mnemolayer.retrieval.candidates import CandidateFinder, Candidates, SearchRequest
 from mnemolayer.retrieval.explain import ranking_explanation
 from mnemolayer.retrieval.rerank import score
+from mnemolayer.retrieval.truth import (
+    TruthPlan,
+    apply_truth,
+    collapse,
+    fact_links,
+    fact_partners,
+    plan_truth,
+)
 from mnemolayer.retrieval.vectors import VectorCache
 from mnemolayer.store.where import active_where, scope_where
 
@@ -63,6 +73,18 @@ class Searcher(CandidateFinder):
             self._add_entity_facts(req, cands)
         if cfg.context_weight > 0:
             self._add_neighbours(cands)
+        links: list[tuple[int, int, bool]] = []
+        if cfg.truth or cfg.collapse_facts:
+            # Keyword mode reads the links without loading vectors (another model's
+            # vectors may be stored, awaiting reindex).
+            links = (
+                fact_links(self.vectors.get(req.scope.user_id))
+                if req.mode != "keyword"
+                else self.store.fact_links(req.scope.user_id)
+            )
+        plan = TruthPlan()
+        if cfg.truth:
+            plan = plan_truth(self.store, req, links, cands, self._may_return(req, allowed, cands))
         if not cands.rowids:
             return []
         # Rank on a light projection; build full records only for the hits returned.
@@ -70,18 +92,25 @@ class Searcher(CandidateFinder):
         rowids = [r for r in cands.rowids if r in signals]
         cands.consolidated = self._consolidated(req, rowids)
         scores = score(cfg, self.embedder, req, rowids, [signals[r] for r in rowids], cands)
+        apply_truth(plan, rowids, scores, cfg.outdated_penalty)
         order = np.argsort(-scores["final"], kind="stable")
         if req.threshold is not None:
             order = order[scores["final"][order] >= req.threshold]
-        order = order[: req.limit]
-        records = self.store.get_many_by_rowid([rowids[i] for i in order])
+        partners = fact_partners(links) if cfg.collapse_facts else {}
+        picked = collapse(order.tolist(), rowids, partners, req.limit)
+        records = self.store.get_many_by_rowid([r for _, group in picked for r in group])
         hits: list[Hit] = []
-        for i in order:
+        for i, group in picked:
             rid = rowids[i]
             if rid not in records:  # deleted by another process since ranking
                 continue
             breakdown = {k: float(v[i]) for k, v in scores.items() if not np.isnan(v[i])}
-            hit = Hit(memory=records[rid], score=float(scores["final"][i]), scores=breakdown)
+            hit = Hit(
+                memory=records[rid],
+                score=float(scores["final"][i]),
+                scores=breakdown,
+                provenance=[records[r].id for r in group if r in records],
+            )
             if req.explain:
                 hit.explanation = ranking_explanation(
                     hit.memory, breakdown, len(hits) + 1, req.now, req.lifecycle, cfg
@@ -94,3 +123,17 @@ class Searcher(CandidateFinder):
             lifecycle, now = req.lifecycle, req.now
             self.store.record_access(used, lambda rec: reinforce(rec, now, lifecycle).as_changes())
         return hits
+
+    @staticmethod
+    def _may_return(
+        req: SearchRequest, allowed: tuple[bool, np.ndarray] | None, cands: Candidates
+    ) -> Callable[[int], bool]:
+        """Whether this search may return a rowid of its user (in scope and active): the
+        vector signal's cosines cover exactly those; keyword mode asks ``allowed``."""
+        if req.mode != "keyword":
+            return lambda rid: rid in cands.cosine
+        if allowed is None:
+            return lambda rid: True
+        include, ids = allowed
+        listed = set(ids.tolist())
+        return (lambda rid: rid in listed) if include else (lambda rid: rid not in listed)

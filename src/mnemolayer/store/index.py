@@ -122,3 +122,17 @@ class IndexSQL(StoreCore):
             (user_id, user_id),
         )
         return [(int(a), int(b), bool(cur)) for a, b, cur in rows]
+
+    def fact_versions(self, user_id: str) -> list[tuple[int, int | None, str | None, str | None]]:
+        """A user's semantic records that take part in a supersession (superseded, or
+        superseding one): ``[(rowid, rowid of the record that superseded it or None,
+        valid_from, valid_to)]``, times as stored (UTC ISO-8601 text, or ``None``)."""
+        rows = self.read(
+            "SELECT f.rowid, n.rowid, f.valid_from, f.valid_to FROM memories f "
+            "LEFT JOIN memories n ON n.id = f.superseded_by AND n.user_id = f.user_id "
+            "WHERE f.user_id = ? AND f.kind = 'semantic' AND (f.superseded_by IS NOT NULL "
+            "OR EXISTS (SELECT 1 FROM memories o WHERE o.user_id = f.user_id "
+            "AND o.superseded_by = f.id))",
+            (user_id,),
+        )
+        return [(int(a), None if b is None else int(b), vf, vt) for a, b, vf, vt in rows]
