@@ -19,6 +19,7 @@ Returned hits are counted as accesses, which reinforces them
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from mnemolayer.query import Scope
 from mnemolayer.retrieval.candidates import CandidateFinder, Candidates, SearchRequest
 from mnemolayer.retrieval.explain import ranking_explanation
 from mnemolayer.retrieval.rerank import score
+from mnemolayer.retrieval.timewin import add_window_candidates, apply_window
 from mnemolayer.retrieval.truth import (
     TruthPlan,
     apply_truth,
@@ -38,6 +40,7 @@ from mnemolayer.retrieval.truth import (
 )
 from mnemolayer.retrieval.vectors import VectorCache
 from mnemolayer.store.where import active_where, scope_where
+from mnemolayer.text.timeq import time_window
 
 __all__ = [
     "Scope",
@@ -67,8 +70,11 @@ class Searcher(CandidateFinder):
         cands = Candidates()
         if req.mode in ("hybrid", "vector"):
             self._vector_candidates(req, allowed, n, cands)
+        window = time_window(req.query, req.as_of or req.now) if cfg.time_window else None
         if req.mode in ("hybrid", "keyword"):
-            self._keyword_candidates(req, n, cands)
+            # The time phrase is not about the memories' words ("last", "week").
+            kw_req = replace(req, query=window.rest) if window and window.rest.strip() else req
+            self._keyword_candidates(kw_req, n, cands)
         if cfg.fact_keys and cands.entity_names:
             self._add_entity_facts(req, cands)
         if cfg.context_weight > 0:
@@ -82,9 +88,12 @@ class Searcher(CandidateFinder):
                 if req.mode != "keyword"
                 else self.store.fact_links(req.scope.user_id)
             )
+        may_return = self._may_return(req, allowed, cands)
+        if window is not None:
+            add_window_candidates(self.store, req.scope.user_id, window, cands, may_return)
         plan = TruthPlan()
         if cfg.truth:
-            plan = plan_truth(self.store, req, links, cands, self._may_return(req, allowed, cands))
+            plan = plan_truth(self.store, req, links, cands, may_return)
         if not cands.rowids:
             return []
         # Rank on a light projection; build full records only for the hits returned.
@@ -93,7 +102,20 @@ class Searcher(CandidateFinder):
         cands.consolidated = self._consolidated(req, rowids)
         scores = score(cfg, self.embedder, req, rowids, [signals[r] for r in rowids], cands)
         apply_truth(plan, rowids, scores, cfg.outdated_penalty)
+        keep = None
+        if window is not None:
+            keep = apply_window(
+                window,
+                rowids,
+                [signals[r] for r in rowids],
+                self.store.event_times(req.scope.user_id, rowids),
+                scores,
+                cfg.time_boost,
+                cfg.time_min_hits,
+            )
         order = np.argsort(-scores["final"], kind="stable")
+        if keep is not None:
+            order = order[keep[order]]
         if req.threshold is not None:
             order = order[scores["final"][order] >= req.threshold]
         partners = fact_partners(links) if cfg.collapse_facts else {}
