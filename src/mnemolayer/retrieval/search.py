@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -63,6 +64,12 @@ class Searcher(CandidateFinder):
             report search latency with and without it).
     """
 
+    _links_cache: dict[str, tuple[int, list[tuple[int, int, bool]], dict[int, set[int]]]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._links_cache = {}
+
     def search(self, req: SearchRequest) -> list[Hit]:
         cfg = self.config
         n = req.pool if req.pool is not None else max(cfg.candidates, req.limit)
@@ -80,14 +87,9 @@ class Searcher(CandidateFinder):
         if cfg.context_weight > 0:
             self._add_neighbours(cands)
         links: list[tuple[int, int, bool]] = []
+        partners_all: dict[int, set[int]] = {}
         if cfg.truth or cfg.collapse_facts:
-            # Keyword mode reads the links without loading vectors (another model's
-            # vectors may be stored, awaiting reindex).
-            links = (
-                fact_links(self.vectors.get(req.scope.user_id))
-                if req.mode != "keyword"
-                else self.store.fact_links(req.scope.user_id)
-            )
+            links, partners_all = self._links(req)
         may_return = self._may_return(req, allowed, cands)
         if window is not None:
             add_window_candidates(self.store, req.scope.user_id, window, cands, may_return)
@@ -118,7 +120,7 @@ class Searcher(CandidateFinder):
             order = order[keep[order]]
         if req.threshold is not None:
             order = order[scores["final"][order] >= req.threshold]
-        partners = fact_partners(links) if cfg.collapse_facts else {}
+        partners = partners_all if cfg.collapse_facts else {}
         picked = collapse(order.tolist(), rowids, partners, req.limit)
         records = self.store.get_many_by_rowid([r for _, group in picked for r in group])
         hits: list[Hit] = []
@@ -145,6 +147,27 @@ class Searcher(CandidateFinder):
             lifecycle, now = req.lifecycle, req.now
             self.store.record_access(used, lambda rec: reinforce(rec, now, lifecycle).as_changes())
         return hits
+
+    def _links(self, req: SearchRequest) -> tuple[list[tuple[int, int, bool]], dict[int, set[int]]]:
+        """The user's fact links and fact/message partners, kept per user generation
+        (rebuilding them costs O(facts) per search)."""
+        user = req.scope.user_id
+        gen = self.store.generation(user)
+        kept = self._links_cache.get(user)
+        if kept is not None and kept[0] == gen:
+            return kept[1], kept[2]
+        # Keyword mode reads the links without loading vectors (another model's vectors
+        # may be stored, awaiting reindex).
+        links = (
+            fact_links(self.vectors.get(user))
+            if req.mode != "keyword"
+            else self.store.fact_links(user)
+        )
+        partners = fact_partners(links)
+        if len(self._links_cache) >= 64:
+            self._links_cache.clear()
+        self._links_cache[user] = (gen, links, partners)
+        return links, partners
 
     @staticmethod
     def _may_return(
