@@ -484,3 +484,55 @@ def test_collapsing_can_be_turned_off(db_path: Path, clock) -> None:  # type: ig
         assert len(hits) == 2 and all(h.provenance == [h.id] for h in hits)
     finally:
         m.close()
+
+
+# A fact stated only by a memory that has expired is out of recall, facts, the profile
+# and the context at once, before maintenance deletes anything.
+
+
+def _expiring(db_path: Path, clock, **kw) -> Memory:  # type: ignore[no-untyped-def]
+    return Memory(db_path, embedder="hashing", clock=clock, **kw)
+
+
+@pytest.mark.parametrize("how", ["own_expires_at", "kind_ttl"])
+def test_a_fact_of_an_expired_memory_is_forgotten_before_maintenance(
+    db_path: Path, clock, how: str
+) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mnemolayer.lifecycle.config import LifecycleConfig
+
+    kw = {"lifecycle": LifecycleConfig(ttl_days={"episodic": 2})} if how == "kind_ttl" else {}
+    m = _expiring(db_path, clock, **kw)
+    try:
+        said = clock()
+        add = {"expires_at": said + timedelta(days=2)} if how == "own_expires_at" else {}
+        m.add("I work at Google.", user_id="u1", timestamp=said, **add)
+        m.add("I like tea.", user_id="u1", timestamp=said + timedelta(days=3))
+        assert "Google" in [f.object for f in m.facts(user_id="u1")]
+        clock.now = said + timedelta(days=4)  # past the expiry; no maintenance ran
+        assert "Google" not in [f.object for f in m.facts(user_id="u1")]
+        assert "works_at" not in m.profile(user_id="u1")["identity"]
+        for mode in ("hybrid", "vector", "keyword"):
+            hits = m.search("Where do I work? Google", user_id="u1", mode=mode)
+            assert all("Google" not in h.content for h in hits), mode
+        assert "Google" not in m.context("Where do I work?", user_id="u1").text
+        assert [f.object for f in m.facts(user_id="u1")] == ["tea"]  # the rest stays
+    finally:
+        m.close()
+
+
+def test_a_fact_restated_by_a_lasting_memory_outlives_the_expired_one(db_path: Path, clock) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    m = _expiring(db_path, clock)
+    try:
+        said = clock()
+        m.add(
+            "I work at Google.", user_id="u1", timestamp=said, expires_at=said + timedelta(days=1)
+        )
+        m.add("I work at Google, still.", user_id="u1", timestamp=said + timedelta(hours=1))
+        clock.now = said + timedelta(days=3)
+        assert [f.object for f in m.facts(user_id="u1")] == ["Google"]
+    finally:
+        m.close()

@@ -38,6 +38,7 @@ from mnemolayer.retrieval.truth import (
     fact_links,
     fact_partners,
     plan_truth,
+    stated_only_by_expired,
 )
 from mnemolayer.retrieval.vectors import VectorCache
 from mnemolayer.store.where import active_where, scope_where
@@ -64,7 +65,9 @@ class Searcher(CandidateFinder):
             report search latency with and without it).
     """
 
-    _links_cache: dict[str, tuple[int, list[tuple[int, int, bool]], dict[int, set[int]]]]
+    _links_cache: dict[
+        str, tuple[int, list[tuple[int, int, bool]], dict[int, set[int]], frozenset[int]]
+    ]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -86,10 +89,14 @@ class Searcher(CandidateFinder):
             self._add_entity_facts(req, cands)
         if cfg.context_weight > 0:
             self._add_neighbours(cands)
-        links: list[tuple[int, int, bool]] = []
-        partners_all: dict[int, set[int]] = {}
-        if cfg.truth or cfg.collapse_facts:
-            links, partners_all = self._links(req)
+        links, partners_all, facts = self._links(req)
+        # A fact stated only by expired memories is out of recall at once.
+        hidden: set[int] = set()
+        if links:
+            expired = self.store.expired_records(
+                req.scope.user_id, now=req.now, lifecycle=req.lifecycle
+            )
+            hidden = stated_only_by_expired(set(expired), partners_all, facts)
         may_return = self._may_return(req, allowed, cands)
         if window is not None:
             add_window_candidates(self.store, req.scope.user_id, window, cands, may_return)
@@ -100,7 +107,9 @@ class Searcher(CandidateFinder):
             return []
         # Rank on a light projection; build full records only for the hits returned.
         signals = self.store.rank_signals(cands.rowids)
-        rowids = [r for r in cands.rowids if r in signals]
+        rowids = [r for r in cands.rowids if r in signals and r not in hidden]
+        if not rowids:
+            return []
         cands.consolidated = self._consolidated(req, rowids)
         scores = score(cfg, self.embedder, req, rowids, [signals[r] for r in rowids], cands)
         apply_truth(plan, rowids, scores, cfg.outdated_penalty)
@@ -110,7 +119,7 @@ class Searcher(CandidateFinder):
                 window,
                 rowids,
                 [signals[r] for r in rowids],
-                self.store.event_times(req.scope.user_id, rowids),
+                self._event_times(req, rowids, partners_all, facts),
                 scores,
                 cfg.time_boost,
                 cfg.time_min_hits,
@@ -148,14 +157,36 @@ class Searcher(CandidateFinder):
             self.store.record_access(used, lambda rec: reinforce(rec, now, lifecycle).as_changes())
         return hits
 
-    def _links(self, req: SearchRequest) -> tuple[list[tuple[int, int, bool]], dict[int, set[int]]]:
-        """The user's fact links and fact/message partners, kept per user generation
-        (rebuilding them costs O(facts) per search)."""
+    def _event_times(
+        self,
+        req: SearchRequest,
+        rowids: list[int],
+        partners: dict[int, set[int]],
+        facts: frozenset[int],
+    ) -> dict[int, list[str]]:
+        """When each candidate says its event happened besides its ``occurred_at``: a
+        fact record's ``valid_from``, and a message's facts' (the dates extracted at
+        write); one read by rowid."""
+        linked = {r: [f for f in partners.get(r, ()) if f in facts] for r in rowids}
+        wanted = set(rowids).union(*linked.values()) if linked else set(rowids)
+        began = self.store.valid_froms(req.scope.user_id, sorted(wanted))
+        out: dict[int, list[str]] = {}
+        for r in rowids:
+            times = [began[x] for x in (r, *linked[r]) if x in began]
+            if times:
+                out[r] = times
+        return out
+
+    def _links(
+        self, req: SearchRequest
+    ) -> tuple[list[tuple[int, int, bool]], dict[int, set[int]], frozenset[int]]:
+        """The user's fact links, fact/message partners and fact rowids, kept per user
+        generation (rebuilding them costs O(facts) per search)."""
         user = req.scope.user_id
         gen = self.store.generation(user)
         kept = self._links_cache.get(user)
         if kept is not None and kept[0] == gen:
-            return kept[1], kept[2]
+            return kept[1], kept[2], kept[3]
         # Keyword mode reads the links without loading vectors (another model's vectors
         # may be stored, awaiting reindex).
         links = (
@@ -164,10 +195,11 @@ class Searcher(CandidateFinder):
             else self.store.fact_links(user)
         )
         partners = fact_partners(links)
+        facts = frozenset(f for f, _, _ in links)
         if len(self._links_cache) >= 64:
             self._links_cache.clear()
-        self._links_cache[user] = (gen, links, partners)
-        return links, partners
+        self._links_cache[user] = (gen, links, partners, facts)
+        return links, partners, facts
 
     @staticmethod
     def _may_return(

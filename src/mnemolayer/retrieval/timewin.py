@@ -4,7 +4,7 @@ the store's clock) boosts the candidates whose event time falls inside it and, w
 enough do, filters out the rest.
 
 A candidate's event times are its ``occurred_at`` and the ``valid_from`` of its facts
-(the date extracted at write, :meth:`~mnemolayer.store.index.IndexSQL.event_times`). A
+(the date extracted at write, :meth:`~mnemolayer.store.index.IndexSQL.valid_froms`). A
 candidate inside ``[start, end)`` gets ``final · (1 + RetrievalConfig.time_boost)``
 (capped at 1) and ``time_window = 1`` in its breakdown; one outside gets
 ``time_window = 0``, and is dropped when at least ``RetrievalConfig.time_min_hits``

@@ -37,7 +37,15 @@ from mnemolayer.retrieval.vectors import UserVectors
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.sqlite.engine import iso
 
-__all__ = ["TruthPlan", "apply_truth", "collapse", "fact_links", "fact_partners", "plan_truth"]
+__all__ = [
+    "TruthPlan",
+    "apply_truth",
+    "collapse",
+    "fact_links",
+    "fact_partners",
+    "plan_truth",
+    "stated_only_by_expired",
+]
 
 
 @dataclass
@@ -201,3 +209,17 @@ def collapse(
         owner[rid] = len(kept)
         kept.append((i, [rid]))
     return kept
+
+
+def stated_only_by_expired(
+    expired: set[int], partners: dict[int, set[int]], facts: frozenset[int]
+) -> set[int]:
+    """The fact records (rowids in ``facts``) all of whose sources are in ``expired``:
+    a fact stated only by expired memories is not recalled, though maintenance may not
+    have deleted it yet."""
+    out: set[int] = set()
+    for source in expired:
+        for f in partners.get(source, ()):
+            if f in facts and f not in out and partners.get(f, set()) <= expired:
+                out.add(f)
+    return out

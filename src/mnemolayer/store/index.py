@@ -137,28 +137,18 @@ class IndexSQL(StoreCore):
         )
         return [(int(a), None if b is None else int(b), vf, vt) for a, b, vf, vt in rows]
 
-    def event_times(self, user_id: str, rowids: Sequence[int]) -> dict[int, list[str]]:
-        """When the records of ``rowids`` say their events happened, besides their
-        ``occurred_at``: a fact record's ``valid_from`` (the date extracted at write:
-        "I moved to Porto last month" → the month before the message), and for a
-        message the ``valid_from`` of the facts extracted from it; stored UTC ISO text."""
-        out: dict[int, list[str]] = {}
+    def valid_froms(self, user_id: str, rowids: Sequence[int]) -> dict[int, str]:
+        """The ``valid_from`` (UTC ISO text) of those of ``rowids`` that have one (fact
+        records: when the fact began, the date extracted at write)."""
+        out: dict[int, str] = {}
         for start in range(0, len(rowids), 400):
             part = list(rowids[start : start + 400])
-            marks = ",".join("?" * len(part))
             rows = self.read(
-                f"SELECT rowid, valid_from FROM memories WHERE user_id = ? AND rowid IN ({marks}) "
-                "AND valid_from IS NOT NULL",
+                f"SELECT rowid, valid_from FROM memories WHERE user_id = ? "
+                f"AND rowid IN ({','.join('?' * len(part))}) AND valid_from IS NOT NULL",
                 [user_id, *part],
             )
-            rows += self.read(
-                "SELECT s.rowid, f.valid_from FROM memories f, json_each(f.source_ids) j "
-                "JOIN memories s ON s.id = j.value WHERE f.user_id = ? AND f.kind = 'semantic' "
-                f"AND s.user_id = ? AND f.valid_from IS NOT NULL AND s.rowid IN ({marks})",
-                [user_id, user_id, *part],
-            )
-            for rid, when in rows:
-                out.setdefault(int(rid), []).append(str(when))
+            out.update((int(r), str(v)) for r, v in rows)
         return out
 
     def rowids_between(self, user_id: str, start: str, end: str, limit: int) -> list[int]:
