@@ -95,3 +95,17 @@ def test_the_phrase_is_taken_out_of_the_rest() -> None:
 def test_a_naive_reference_is_utc() -> None:
     w = time_window("yesterday", datetime(2024, 5, 8, 1))
     assert w is not None and w.start == d(2024, 5, 7)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many pets will Andrew have, as of December 2023?",
+        "Where was Tim in the week before 16 November 2023?",
+        "What did I cook since March?",
+        "What painting did she show on October 13, 2023?",
+        "截至三月我去过哪里？",
+    ],
+)
+def test_a_time_that_bounds_the_question_is_no_window(query: str) -> None:
+    assert time_window(query, WED) is None

@@ -29,6 +29,8 @@ Monday, ISO 8601):
 =================================================  ===========================================
 
 A month may carry its year ("in May 2023", ``2023年5月``): then it is that month.
+A time after "as of", "before", "after", "since", "until", "between", "on" (or 截至,
+之前, 之后, 自从, 直到) is a bound, not the range asked about, and gives no window.
 Counts may be digits or words ("three", "a"; 三, 两, 十二). A Chinese month followed by
 a day (``3月5日``) is a date, not a month, and is left alone; so is "may" outside
 "in May" / "during May".
@@ -279,6 +281,21 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
+#: Words that make the time after them a bound, not the range asked about ("as of
+#: December 2023", "the week before 16 November", "since March"): no window then.
+_BOUND = re.compile(
+    r"(?:\bas\s+of|\bbefore|\bafter|\bsince|\buntil|\btill|\bby|\bbetween|\bfrom|\bto|"
+    r"\band|\bon|截至|截止|之前|以前|之后|以后|自从|直到|到)(?:\s+\d{1,2}(?:st|nd|rd|th)?)?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _bound(query: str, at: int) -> bool:
+    """Whether the phrase starting at ``at`` is a bound or a date of a day ("on
+    October 13, 2023"), by the words just before it."""
+    return _BOUND.search(query[max(0, at - 16) : at]) is not None
+
+
 def time_window(query: str, ref: datetime) -> TimeWindow | None:
     """The first time phrase of ``query`` (table in the module docstring) resolved
     against ``ref`` (an aware datetime; a naive one is taken as UTC), or ``None`` when
@@ -293,7 +310,7 @@ def time_window(query: str, ref: datetime) -> TimeWindow | None:
         ref = ref.replace(tzinfo=UTC)
     best: tuple[int, int, re.Match[str], str] | None = None
     for pattern, kind in _PATTERNS:
-        m = pattern.search(query)
+        m = next((m for m in pattern.finditer(query) if not _bound(query, m.start())), None)
         if m is None:
             continue
         # The earliest phrase wins; at one position, the longest.
