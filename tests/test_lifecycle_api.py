@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from helpers import is_postgres
 from mnemolayer import AsyncMemory, Memory, NotFoundError, ValidationError
 from mnemolayer.cli import app
+from mnemolayer.config import RetrievalConfig
 from mnemolayer.lifecycle import LifecycleConfig, RetentionInput, forgetting_action, retention
 from mnemolayer.lifecycle.decay import retention_many
 from mnemolayer.models import MemoryKind, new_id
@@ -411,7 +412,7 @@ def test_a_consolidated_source_ranks_below_an_otherwise_equal_record(
 
 
 def test_the_consolidating_semantic_record_is_found_above_its_sources(
-    smem: Memory, clock: Any
+    smem: Memory, clock: Any, db_path: Any
 ) -> None:
     texts = ["I love hiking", "I really love hiking", "Honestly I love hiking"]
     ids = [
@@ -424,12 +425,23 @@ def test_the_consolidating_semantic_record_is_found_above_its_sources(
     [fact] = [f for f in smem.facts(user_id="u") if f.object == "hiking"]
     hits = smem.search("hiking", user_id="u")
     assert hits[0].id == fact.memory_id and hits[0].memory.kind is MemoryKind.SEMANTIC
-    by_id = {h.id: h for h in hits}
-    assert set(ids) <= set(by_id)  # downweighted, not deleted
-    for i in ids:
-        assert by_id[i].memory.consolidated_into == fact.memory_id
-        assert by_id[i].scores["consolidated"] == smem.lifecycle.consolidated_weight
-        assert by_id[i].score < hits[0].score
+    # The fact and the messages that stated it are one hit by default.
+    assert set(ids) <= set(hits[0].provenance)
+    # Returned separately, the sources are downweighted below it, not deleted.
+    separate = Memory(
+        db_path, embedder="hashing", clock=clock, retrieval=RetrievalConfig(collapse_facts=False)
+    )
+    try:
+        hits = separate.search("hiking", user_id="u")
+        assert hits[0].id == fact.memory_id
+        by_id = {h.id: h for h in hits}
+        assert set(ids) <= set(by_id)
+        for i in ids:
+            assert by_id[i].memory.consolidated_into == fact.memory_id
+            assert by_id[i].scores["consolidated"] == smem.lifecycle.consolidated_weight
+            assert by_id[i].score < hits[0].score
+    finally:
+        separate.close()
 
 
 def test_explain_a_session_only_memory(mem: Memory) -> None:

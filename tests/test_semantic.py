@@ -410,3 +410,129 @@ def test_a_late_arriving_older_fact_is_stored_closed(mem: Memory) -> None:
     assert record.superseded_by is not None and record.valid_to == T2
     hits = mem.search("user lives", user_id="u1", kinds=["semantic"])
     assert [h.content for h in hits] == ["The user lives in Porto"]
+
+
+# -- truth over staleness (issue 15, item 4) ------------------------------------------
+
+TRUTH_CASES = {
+    "lives_in": ("I live in Lisbon.", "I moved to Porto last month.", "Where do I live now?"),
+    "works_at": ("I work at Google.", "I now work at Microsoft.", "Where do I work now?"),
+    "name": ("My name is Ann.", "Please call me Beth, that's my name now.", "What is my name?"),
+    "zh_lives_in": ("我住在里斯本。", "我搬到了波尔图。", "我现在住在哪里？"),
+}
+FEB = datetime(2024, 2, 1, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
+@pytest.mark.parametrize("case", sorted(TRUTH_CASES))
+def test_the_current_fact_ranks_first_in_every_mode(mem: Memory, case: str, mode: str) -> None:
+    old_text, new_text, question = TRUTH_CASES[case]
+    old = mem.add(old_text, user_id="u1", timestamp=T1)[0]
+    new = mem.add(new_text, user_id="u1", timestamp=T2)[0]
+    hits = mem.search(question, user_id="u1", mode=mode)
+    assert hits, "the question finds something"
+    first = hits[0]
+    # The first hit is the current version: its message, or its fact with the message
+    # collapsed into it.
+    assert new.id in first.provenance
+    ids = [h.id for h in hits]
+    if old.id in ids:
+        assert ids.index(old.id) > 0
+        assert hits[ids.index(old.id)].scores["outdated"] == 1.0
+        assert hits[ids.index(old.id)].score < first.score
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
+@pytest.mark.parametrize("case", ["lives_in", "works_at", "zh_lives_in"])
+def test_as_of_in_the_past_ranks_the_version_true_then_first(
+    mem: Memory, case: str, mode: str
+) -> None:
+    old_text, new_text, question = TRUTH_CASES[case]
+    old = mem.add(old_text, user_id="u1", timestamp=T1)[0]
+    mem.add(new_text, user_id="u1", timestamp=T2)
+    hits = mem.search(question, user_id="u1", mode=mode, as_of=FEB)
+    assert hits and old.id in hits[0].provenance
+
+
+def test_history_still_ranks_below_the_current_fact(mem: Memory) -> None:
+    old = mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)[0]
+    new = mem.add("I moved to Porto last month.", user_id="u1", timestamp=T2)[0]
+    hits = mem.search("Where do I live now?", user_id="u1", include_history=True)
+    ids = [i for h in hits for i in h.provenance]
+    assert new.id in hits[0].provenance and old.id in ids
+    assert any("Lisbon" in h.content for h in hits)  # the history is there, below
+
+
+def test_a_fact_and_its_message_are_one_hit(mem: Memory) -> None:
+    msg = mem.add("I work at Google.", user_id="u1", timestamp=T1)[0]
+    fact = mem.facts(user_id="u1")[0]
+    hits = mem.search("works at Google", user_id="u1")
+    assert len(hits) == 1
+    assert set(hits[0].provenance) == {msg.id, fact.memory_id}
+    assert hits[0].provenance[0] == hits[0].id
+
+
+def test_collapsing_can_be_turned_off(db_path: Path, clock) -> None:  # type: ignore[no-untyped-def]
+    from mnemolayer.config import RetrievalConfig
+
+    m = Memory(
+        db_path, embedder="hashing", clock=clock, retrieval=RetrievalConfig(collapse_facts=False)
+    )
+    try:
+        m.add("I work at Google.", user_id="u1", timestamp=T1)
+        hits = m.search("works at Google", user_id="u1")
+        assert len(hits) == 2 and all(h.provenance == [h.id] for h in hits)
+    finally:
+        m.close()
+
+
+# A fact stated only by a memory that has expired is out of recall, facts, the profile
+# and the context at once, before maintenance deletes anything.
+
+
+def _expiring(db_path: Path, clock, **kw) -> Memory:  # type: ignore[no-untyped-def]
+    return Memory(db_path, embedder="hashing", clock=clock, **kw)
+
+
+@pytest.mark.parametrize("how", ["own_expires_at", "kind_ttl"])
+def test_a_fact_of_an_expired_memory_is_forgotten_before_maintenance(
+    db_path: Path, clock, how: str
+) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from mnemolayer.lifecycle.config import LifecycleConfig
+
+    kw = {"lifecycle": LifecycleConfig(ttl_days={"episodic": 2})} if how == "kind_ttl" else {}
+    m = _expiring(db_path, clock, **kw)
+    try:
+        said = clock()
+        add = {"expires_at": said + timedelta(days=2)} if how == "own_expires_at" else {}
+        m.add("I work at Google.", user_id="u1", timestamp=said, **add)
+        m.add("I like tea.", user_id="u1", timestamp=said + timedelta(days=3))
+        assert "Google" in [f.object for f in m.facts(user_id="u1")]
+        clock.now = said + timedelta(days=4)  # past the expiry; no maintenance ran
+        assert "Google" not in [f.object for f in m.facts(user_id="u1")]
+        assert "works_at" not in m.profile(user_id="u1")["identity"]
+        for mode in ("hybrid", "vector", "keyword"):
+            hits = m.search("Where do I work? Google", user_id="u1", mode=mode)
+            assert all("Google" not in h.content for h in hits), mode
+        assert "Google" not in m.context("Where do I work?", user_id="u1").text
+        assert [f.object for f in m.facts(user_id="u1")] == ["tea"]  # the rest stays
+    finally:
+        m.close()
+
+
+def test_a_fact_restated_by_a_lasting_memory_outlives_the_expired_one(db_path: Path, clock) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    m = _expiring(db_path, clock)
+    try:
+        said = clock()
+        m.add(
+            "I work at Google.", user_id="u1", timestamp=said, expires_at=said + timedelta(days=1)
+        )
+        m.add("I work at Google, still.", user_id="u1", timestamp=said + timedelta(hours=1))
+        clock.now = said + timedelta(days=3)
+        assert [f.object for f in m.facts(user_id="u1")] == ["Google"]
+    finally:
+        m.close()

@@ -91,6 +91,17 @@ class RetrievalConfig(BaseModel):
             the pool's coverage of gold turns but not recall@5 or @10 (0.730 / 0.799 with,
             0.731 / 0.799 without), and cost latency.
         top_sessions: how many sessions :attr:`session_turns` widens.
+        truth: a query that finds a stale version of a changed fact also finds the
+            version true now (or at ``as_of``), ranked at least as high, with the stale
+            one capped below it (:mod:`mnemolayer.retrieval.truth`).
+        collapse_facts: a fact and the message it was extracted from are returned as one
+            hit (``Hit.provenance`` holds both ids).
+        time_window: relative time in the query ("last week", "上周") becomes a window
+            on event time that boosts and filters (:mod:`mnemolayer.text.timeq`).
+        time_boost: how much a record inside the query's time window gains:
+            ``final · (1 + time_boost)``, capped at 1.
+        time_min_hits: the window filters out records outside it only when at least this
+            many candidates fall inside (the fallback: never nothing for an empty window).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -118,6 +129,12 @@ class RetrievalConfig(BaseModel):
     time_word_weight: float = Field(0.1, ge=0.0, le=5.0)
     session_turns: int = Field(0, ge=0, le=1000)
     top_sessions: int = Field(3, ge=0, le=1000)
+
+    truth: bool = True
+    collapse_facts: bool = True
+    time_window: bool = True
+    time_boost: float = Field(0.5, ge=0.0, le=10.0)
+    time_min_hits: int = Field(1, ge=0, le=1000)
 
     @property
     def uses_conversation(self) -> bool:

@@ -204,7 +204,7 @@ class Memory:
             store, semantic.graph, searcher, lifecycle, now, guard, self.path
         )
         self._reindexer = Reindexer(store, embedder, semantic, writer, now, guard)
-        self._facts = SemanticMemory(semantic, writer, now)
+        self._facts = SemanticMemory(semantic, writer, now, lifecycle)
         self._procedural = ProceduralMemory(store, embedder, writer, now, lifecycle)
         self._outcomes = self._procedural.log
         self._sessions = Sessions(

@@ -367,12 +367,17 @@ class Hit(_Model):
         explanation: with ``search(..., explain=True)``, why it ranks where it does (a
             JSON-ready dict, see :func:`mnemolayer.retrieval.search.ranking_explanation`);
             else ``None``.
+        provenance: the ids of the records this hit stands for, its own first: a fact
+            and the message it was extracted from are one hit
+            (``RetrievalConfig.collapse_facts``), the better ranked of the two, with
+            both ids here.
     """
 
     memory: MemoryRecord
     score: float
     scores: dict[str, float] = Field(default_factory=dict)
     explanation: dict[str, Any] | None = None
+    provenance: list[str] = Field(default_factory=list)
 
     # Shortcuts so ``hit.id`` / ``hit.content`` read naturally.
     @property

@@ -114,6 +114,10 @@ def search(
     include_history: Annotated[
         bool, typer.Option("--history", help="Also superseded memories (ranked lower).")
     ] = False,
+    as_of: Annotated[
+        str | None,
+        typer.Option("--as-of", help="Ask about the past: what was true then (ISO-8601)."),
+    ] = None,
     explain: Annotated[
         bool,
         typer.Option(
@@ -137,6 +141,7 @@ def search(
             mode=mode,
             include_history=include_history,
             explain=explain,
+            as_of=as_of,
         )
     if state.json:
         return _emit([hit.model_dump(mode="json") for hit in hits])

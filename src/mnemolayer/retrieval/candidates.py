@@ -45,6 +45,9 @@ class SearchRequest:
         pool: candidates per signal; ``None``: ``max(RetrievalConfig.candidates, limit)``.
             ``Memory.explain`` ranks with a large ``limit`` and the usual pool, so a
             memory's rank is the one an ordinary search gives it.
+        as_of: the moment whose truth the query asks for (``None``: now): the fact
+            versions valid then rank first (:mod:`mnemolayer.retrieval.truth`), and
+            relative time in the query ("last week") counts back from it.
     """
 
     query: str
@@ -58,6 +61,7 @@ class SearchRequest:
     explain: bool = False
     track: bool = True
     pool: int | None = None
+    as_of: datetime | None = None
 
 
 @dataclass

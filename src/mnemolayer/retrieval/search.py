@@ -18,6 +18,10 @@ Returned hits are counted as accesses, which reinforces them
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
 import numpy as np
 
 from mnemolayer.lifecycle.decay import reinforce
@@ -26,8 +30,19 @@ from mnemolayer.query import Scope
 from mnemolayer.retrieval.candidates import CandidateFinder, Candidates, SearchRequest
 from mnemolayer.retrieval.explain import ranking_explanation
 from mnemolayer.retrieval.rerank import score
+from mnemolayer.retrieval.timewin import add_window_candidates, apply_window
+from mnemolayer.retrieval.truth import (
+    TruthPlan,
+    apply_truth,
+    collapse,
+    fact_links,
+    fact_partners,
+    plan_truth,
+    stated_only_by_expired,
+)
 from mnemolayer.retrieval.vectors import VectorCache
 from mnemolayer.store.where import active_where, scope_where
+from mnemolayer.text.timeq import time_window
 
 __all__ = [
     "Scope",
@@ -50,6 +65,14 @@ class Searcher(CandidateFinder):
             report search latency with and without it).
     """
 
+    _links_cache: dict[
+        str, tuple[int, list[tuple[int, int, bool]], dict[int, set[int]], frozenset[int]]
+    ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._links_cache = {}
+
     def search(self, req: SearchRequest) -> list[Hit]:
         cfg = self.config
         n = req.pool if req.pool is not None else max(cfg.candidates, req.limit)
@@ -57,33 +80,72 @@ class Searcher(CandidateFinder):
         cands = Candidates()
         if req.mode in ("hybrid", "vector"):
             self._vector_candidates(req, allowed, n, cands)
+        window = time_window(req.query, req.as_of or req.now) if cfg.time_window else None
         if req.mode in ("hybrid", "keyword"):
-            self._keyword_candidates(req, n, cands)
+            # The time phrase is not about the memories' words ("last", "week").
+            kw_req = replace(req, query=window.rest) if window and window.rest.strip() else req
+            self._keyword_candidates(kw_req, n, cands)
         if cfg.fact_keys and cands.entity_names:
             self._add_entity_facts(req, cands)
         if cfg.uses_conversation and cands.cosine:
             self._add_conversation(req, cands)
         if cfg.context_weight > 0:
             self._add_neighbours(cands)
+        links, partners_all, facts = self._links(req)
+        # A fact stated only by expired memories is out of recall at once.
+        hidden: set[int] = set()
+        if links:
+            expired = self.store.expired_records(
+                req.scope.user_id, now=req.now, lifecycle=req.lifecycle
+            )
+            hidden = stated_only_by_expired(set(expired), partners_all, facts)
+        may_return = self._may_return(req, allowed, cands)
+        if window is not None:
+            add_window_candidates(self.store, req.scope.user_id, window, cands, may_return)
+        plan = TruthPlan()
+        if cfg.truth:
+            plan = plan_truth(self.store, req, links, cands, may_return)
         if not cands.rowids:
             return []
         # Rank on a light projection; build full records only for the hits returned.
         signals = self.store.rank_signals(cands.rowids)
-        rowids = [r for r in cands.rowids if r in signals]
+        rowids = [r for r in cands.rowids if r in signals and r not in hidden]
+        if not rowids:
+            return []
         cands.consolidated = self._consolidated(req, rowids)
         scores = score(cfg, self.embedder, req, rowids, [signals[r] for r in rowids], cands)
+        apply_truth(plan, rowids, scores, cfg.outdated_penalty)
+        keep = None
+        if window is not None:
+            keep = apply_window(
+                window,
+                rowids,
+                [signals[r] for r in rowids],
+                self._event_times(req, rowids, partners_all, facts),
+                scores,
+                cfg.time_boost,
+                cfg.time_min_hits,
+            )
         order = np.argsort(-scores["final"], kind="stable")
+        if keep is not None:
+            order = order[keep[order]]
         if req.threshold is not None:
             order = order[scores["final"][order] >= req.threshold]
-        order = order[: req.limit]
-        records = self.store.get_many_by_rowid([rowids[i] for i in order])
+        partners = partners_all if cfg.collapse_facts else {}
+        picked = collapse(order.tolist(), rowids, partners, req.limit)
+        records = self.store.get_many_by_rowid([r for _, group in picked for r in group])
         hits: list[Hit] = []
-        for i in order:
+        for i, group in picked:
             rid = rowids[i]
             if rid not in records:  # deleted by another process since ranking
                 continue
             breakdown = {k: float(v[i]) for k, v in scores.items() if not np.isnan(v[i])}
-            hit = Hit(memory=records[rid], score=float(scores["final"][i]), scores=breakdown)
+            hit = Hit(
+                memory=records[rid],
+                score=float(scores["final"][i]),
+                scores=breakdown,
+                provenance=[records[r].id for r in group if r in records],
+            )
             if req.explain:
                 hit.explanation = ranking_explanation(
                     hit.memory, breakdown, len(hits) + 1, req.now, req.lifecycle, cfg
@@ -96,3 +158,61 @@ class Searcher(CandidateFinder):
             lifecycle, now = req.lifecycle, req.now
             self.store.record_access(used, lambda rec: reinforce(rec, now, lifecycle).as_changes())
         return hits
+
+    def _event_times(
+        self,
+        req: SearchRequest,
+        rowids: list[int],
+        partners: dict[int, set[int]],
+        facts: frozenset[int],
+    ) -> dict[int, list[str]]:
+        """When each candidate says its event happened besides its ``occurred_at``: a
+        fact record's ``valid_from``, and a message's facts' (the dates extracted at
+        write); one read by rowid."""
+        linked = {r: [f for f in partners.get(r, ()) if f in facts] for r in rowids}
+        wanted = set(rowids).union(*linked.values()) if linked else set(rowids)
+        began = self.store.valid_froms(req.scope.user_id, sorted(wanted))
+        out: dict[int, list[str]] = {}
+        for r in rowids:
+            times = [began[x] for x in (r, *linked[r]) if x in began]
+            if times:
+                out[r] = times
+        return out
+
+    def _links(
+        self, req: SearchRequest
+    ) -> tuple[list[tuple[int, int, bool]], dict[int, set[int]], frozenset[int]]:
+        """The user's fact links, fact/message partners and fact rowids, kept per user
+        generation (rebuilding them costs O(facts) per search)."""
+        user = req.scope.user_id
+        gen = self.store.generation(user)
+        kept = self._links_cache.get(user)
+        if kept is not None and kept[0] == gen:
+            return kept[1], kept[2], kept[3]
+        # Keyword mode reads the links without loading vectors (another model's vectors
+        # may be stored, awaiting reindex).
+        links = (
+            fact_links(self.vectors.get(user))
+            if req.mode != "keyword"
+            else self.store.fact_links(user)
+        )
+        partners = fact_partners(links)
+        facts = frozenset(f for f, _, _ in links)
+        if len(self._links_cache) >= 64:
+            self._links_cache.clear()
+        self._links_cache[user] = (gen, links, partners, facts)
+        return links, partners, facts
+
+    @staticmethod
+    def _may_return(
+        req: SearchRequest, allowed: tuple[bool, np.ndarray] | None, cands: Candidates
+    ) -> Callable[[int], bool]:
+        """Whether this search may return a rowid of its user (in scope and active): the
+        vector signal's cosines cover exactly those; keyword mode asks ``allowed``."""
+        if req.mode != "keyword":
+            return lambda rid: rid in cands.cosine
+        if allowed is None:
+            return lambda rid: True
+        include, ids = allowed
+        listed = set(ids.tolist())
+        return (lambda rid: rid in listed) if include else (lambda rid: rid not in listed)

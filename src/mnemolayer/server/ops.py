@@ -164,6 +164,11 @@ class SearchParams(Params):
     include_history: StrictBool = Field(
         False, description="Also memories that are no longer true, ranked below current ones."
     )
+    as_of: Timestamp | None = Field(
+        None,
+        description="Ask about the past (ISO 8601; naive → UTC): what was true then ranks "
+        "first, and 'last week' counts back from it; default now.",
+    )
     explain: StrictBool = Field(
         False,
         description="Attach to each hit why it ranks where it does (`explanation`: "

@@ -120,3 +120,41 @@ class IndexSQL(StoreCore):
             (user_id, user_id),
         )
         return [(int(a), int(b), bool(cur)) for a, b, cur in rows]
+
+    def fact_versions(self, user_id: str) -> list[tuple[int, int | None, str | None, str | None]]:
+        """A user's semantic records that take part in a supersession (superseded, or
+        superseding one): ``[(rowid, rowid of the record that superseded it or None,
+        valid_from, valid_to)]``, times as stored (UTC ISO-8601 text, or ``None``)."""
+        rows = self.read(
+            "SELECT f.rowid, n.rowid, f.valid_from, f.valid_to FROM memories f "
+            "LEFT JOIN memories n ON n.id = f.superseded_by AND n.user_id = f.user_id "
+            "WHERE f.user_id = ? AND f.kind = 'semantic' AND (f.superseded_by IS NOT NULL "
+            "OR EXISTS (SELECT 1 FROM memories o WHERE o.user_id = f.user_id "
+            "AND o.superseded_by = f.id))",
+            (user_id,),
+        )
+        return [(int(a), None if b is None else int(b), vf, vt) for a, b, vf, vt in rows]
+
+    def valid_froms(self, user_id: str, rowids: Sequence[int]) -> dict[int, str]:
+        """The ``valid_from`` (UTC ISO text) of those of ``rowids`` that have one (fact
+        records: when the fact began, the date extracted at write)."""
+        out: dict[int, str] = {}
+        for start in range(0, len(rowids), 400):
+            part = list(rowids[start : start + 400])
+            rows = self.read(
+                f"SELECT rowid, valid_from FROM memories WHERE user_id = ? "
+                f"AND rowid IN ({','.join('?' * len(part))}) AND valid_from IS NOT NULL",
+                [user_id, *part],
+            )
+            out.update((int(r), str(v)) for r, v in rows)
+        return out
+
+    def rowids_between(self, user_id: str, start: str, end: str, limit: int) -> list[int]:
+        """The latest ``limit`` rowids of ``user_id`` whose ``occurred_at`` is in
+        ``[start, end)`` (UTC ISO text), latest first; active or not (callers check)."""
+        rows = self.read(
+            "SELECT rowid FROM memories WHERE user_id = ? AND occurred_at >= ? "
+            "AND occurred_at < ? ORDER BY occurred_at DESC LIMIT ?",
+            (user_id, start, end, limit),
+        )
+        return [int(r) for (r,) in rows]

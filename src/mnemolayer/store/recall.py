@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mnemolayer.query import Filter, Scope
-from mnemolayer.store.where import active_where, scope_where
+from mnemolayer.store.where import active_where, expired_where, scope_where
 
 if TYPE_CHECKING:
     from mnemolayer.lifecycle.config import LifecycleConfig
@@ -28,6 +28,7 @@ class _Store(Protocol):
     def rowids(self, where: str, params: Sequence[Any]) -> set[int]: ...
 
     def compile_filter(self, f: Filter, prefix: str = "") -> tuple[str, list[Any]]: ...
+    def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
     def keyword_matches(
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
@@ -69,6 +70,19 @@ class RecallStatements:
             f"user_id = ? AND {where} AND {act}", [scope.user_id, *params, *act_params]
         )
         return True, ids
+
+    def expired_records(
+        self: _Store, user_id: str, *, now: datetime, lifecycle: LifecycleConfig
+    ) -> dict[int, str]:
+        """The user's records past their effective expiry at ``now`` (own ``expires_at``,
+        else the kind's ``lifecycle.ttl_days``; pinned ones never expire), whether or not
+        maintenance has deleted them yet: ``{rowid: id}``."""
+        expired, params = expired_where(now, lifecycle)
+        rows = self.read(
+            f"SELECT rowid, id FROM memories WHERE user_id = ? AND pinned = 0 AND {expired}",
+            [user_id, *params],
+        )
+        return {int(r): str(i) for r, i in rows}
 
     def keyword_candidates(
         self: _Store,

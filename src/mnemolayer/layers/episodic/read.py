@@ -12,7 +12,7 @@ from mnemolayer import _validate as v
 from mnemolayer.errors import NotFoundError, ScopeRequiredError
 from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.lifecycle.config import LifecycleConfig
-from mnemolayer.models import HistoryEvent, Hit, MemoryPage, MemoryRecord
+from mnemolayer.models import HistoryEvent, Hit, MemoryPage, MemoryRecord, to_utc
 from mnemolayer.query import parse_filter
 from mnemolayer.retrieval.search import Scope, Searcher, SearchRequest
 from mnemolayer.store.base import SQLStore
@@ -80,6 +80,7 @@ class EpisodicReader:
         mode: Literal["hybrid", "vector", "keyword"] = "hybrid",
         include_history: bool = False,
         explain: bool = False,
+        as_of: datetime | str | None = None,
     ) -> builtins.list[Hit]:
         """Hybrid recall within one user's memories.
 
@@ -96,6 +97,10 @@ class EpisodicReader:
                 true), ranked below current ones; by default only what is current.
             explain: attach to each hit why it ranks where it does
                 (:attr:`Hit.explanation`: the score parts, retention and its parts).
+            as_of: ask about the past: the versions of changed facts that held at
+                that moment (``valid_from <= as_of < valid_to``) and their messages rank
+                first, superseded records may be returned, and relative time in the
+                query ("last week") counts back from it. A naive time is UTC.
 
         Returns:
             Hits sorted by ``score`` in [0, 1], highest first, each with its breakdown.
@@ -125,9 +130,10 @@ class EpisodicReader:
             threshold=v.threshold(threshold),
             mode=v.mode(mode),
             now=self.clock(),
-            include_history=bool(include_history),
+            include_history=bool(include_history) or as_of is not None,
             lifecycle=self.lifecycle,
             explain=bool(explain),
+            as_of=None if as_of is None else to_utc(as_of, "as_of"),
         )
         if req.limit == 0 or (req.threshold is not None and req.threshold > 1.0):
             return []

@@ -13,6 +13,7 @@ from mnemolayer import _validate as v
 from mnemolayer.errors import NotFoundError, ValidationError
 from mnemolayer.extract import predicates
 from mnemolayer.extract.base import SELF, ExtractedFact
+from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.models import Entity, Fact
 
 if TYPE_CHECKING:
@@ -43,14 +44,35 @@ class SemanticMemory:
         semantic: the semantic layer (the graph and the extractor).
         writer: the write path feedback is stored through.
         clock: returns "now" (aware UTC).
+        lifecycle: the kinds' default TTLs: a fact stated only by memories that have
+            expired (own ``expires_at`` or the kind's TTL) is left out of :meth:`facts`
+            and :meth:`profile` at once, before maintenance deletes it.
     """
 
     def __init__(
-        self, semantic: SemanticLayer, writer: EpisodicWriter, clock: Callable[[], datetime]
+        self,
+        semantic: SemanticLayer,
+        writer: EpisodicWriter,
+        clock: Callable[[], datetime],
+        lifecycle: LifecycleConfig | None = None,
     ) -> None:
         self.semantic = semantic
         self.writer = writer
         self.clock = clock
+        self.lifecycle = lifecycle or LifecycleConfig()
+
+    def _unexpired(self, user_id: str, facts: builtins.list[Fact]) -> builtins.list[Fact]:
+        """``facts`` without those every source of which has expired."""
+        if not facts:
+            return facts
+        expired = set(
+            self.semantic.store.expired_records(
+                user_id, now=self.clock(), lifecycle=self.lifecycle
+            ).values()
+        )
+        if not expired:
+            return facts
+        return [f for f in facts if not (f.source_ids and set(f.source_ids) <= expired)]
 
     def facts(
         self,
@@ -74,7 +96,8 @@ class SemanticMemory:
                 every fact that had started by then).
 
         Returns:
-            Facts ordered by ``valid_from`` (then recording time).
+            Facts ordered by ``valid_from`` (then recording time); a fact stated only by
+            memories that have expired is left out (whether or not maintenance ran).
 
         Raises:
             ValidationError: bad user id, unknown predicate, bad time.
@@ -89,10 +112,11 @@ class SemanticMemory:
         when = v.time(as_of, "as_of")
         if subject is not None and self.semantic.graph.entity(user_id, subject) is None:
             return []
-        return self.semantic.graph.facts(
+        found = self.semantic.graph.facts(
             user_id, subject=subject, predicate=predicate, as_of=when,
             include_history=include_history,
         )  # fmt: skip
+        return self._unexpired(user_id, found)
 
     def entities(self, *, user_id: str) -> builtins.list[Entity]:
         """Every entity of a user's graph (people, places, organisations, pets, things)."""
@@ -141,6 +165,7 @@ class SemanticMemory:
         }  # fmt: skip
         latest: datetime | None = None
         facts = self.semantic.graph.facts(user_id, subject=subject) if entity is not None else []
+        facts = self._unexpired(user_id, facts)
         for f in facts:
             p = predicates.PREDICATES.get(f.predicate)
             if p is None:

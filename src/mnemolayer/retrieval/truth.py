@@ -1,0 +1,225 @@
+"""Truth over staleness: what recall does with the versions of a fact.
+
+A fact that changed ("I live in Lisbon." in January, "I moved to Porto last month." in
+June) leaves a chain of semantic records linked by ``superseded_by``, each with the
+messages it was extracted from (its ``source_ids``). For a query that finds any version
+of such a chain, the version that is true at the reference time (the current one; with
+``as_of``, the one whose ``valid_from <= as_of < valid_to``) answers it:
+
+* its fact record and its source messages join the candidates when the search may
+  return them (in scope, active), although their own words may miss the query ("moved
+  to Porto" shares no keyword with "Where do I live now?");
+* after scoring, they are lifted to at least the best score of the stale versions found
+  (they answer the same question, truthfully), and the stale versions are capped at
+  ``(1 - RetrievalConfig.outdated_penalty)`` of the best true version's score, so the
+  history ranks below the truth in every mode.
+
+A message is stale for a chain when it stated a version that is not true at the
+reference time and not the true one too; without ``as_of`` it must also be outdated for
+the query (:meth:`~mnemolayer.retrieval.candidates.CandidateFinder._mark_outdated`), or,
+where no cosine was computed (keyword mode), have no current fact left at all.
+
+This follows the bi-temporal model of DESIGN.md (valid time on facts, supersession as
+closing a fact rather than deleting it; Snodgrass, "Developing Time-Oriented Database
+Applications in SQL", 1999).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from mnemolayer.retrieval.candidates import Candidates, SearchRequest
+from mnemolayer.retrieval.vectors import UserVectors
+from mnemolayer.store.base import SQLStore
+from mnemolayer.store.sqlite.engine import iso
+
+__all__ = [
+    "TruthPlan",
+    "apply_truth",
+    "collapse",
+    "fact_links",
+    "fact_partners",
+    "plan_truth",
+    "stated_only_by_expired",
+]
+
+
+@dataclass
+class TruthPlan:
+    """Which candidates answer for which: per chain, the rowids of the version true at
+    the reference time (fact record and its sources) and of the stale ones found."""
+
+    groups: list[tuple[frozenset[int], frozenset[int]]] = field(default_factory=list)
+
+
+def _chains(
+    versions: list[tuple[int, int | None, str | None, str | None]],
+) -> dict[int, list[tuple[int, str | None, str | None]]]:
+    """Versions grouped by the newest record of their chain (followed through
+    ``superseded_by``): ``{newest rowid: [(rowid, valid_from, valid_to)]}``."""
+    successor = {r: n for r, n, _, _ in versions}
+    out: dict[int, list[tuple[int, str | None, str | None]]] = {}
+    for rowid, _, valid_from, valid_to in versions:
+        end, hops = rowid, 0
+        while successor.get(end) is not None and hops < len(successor):
+            end, hops = successor[end] or end, hops + 1
+        out.setdefault(end, []).append((rowid, valid_from, valid_to))
+    return out
+
+
+def _true_version(
+    chain: list[tuple[int, str | None, str | None]], newest: int, as_of: datetime | None
+) -> int | None:
+    """The rowid of the version that holds at ``as_of`` (``None``: now, the newest one
+    when it is still open), or ``None`` when none does."""
+    if as_of is None:
+        return next((r for r, _, vt in chain if r == newest and vt is None), None)
+    moment = iso(as_of) or ""
+    held = [
+        (vf or "", r) for r, vf, vt in chain if (vf or "") <= moment and (vt is None or vt > moment)
+    ]
+    return max(held)[1] if held else None
+
+
+def plan_truth(
+    store: SQLStore,
+    req: SearchRequest,
+    links: list[tuple[int, int, bool]],
+    cands: Candidates,
+    may_return: Callable[[int], bool],
+) -> TruthPlan:
+    """Find the chains of fact versions the candidates touch, add each chain's true
+    version (its fact record and source messages, where ``may_return``) to ``cands``,
+    and return what :func:`apply_truth` orders after scoring."""
+    plan = TruthPlan()
+    if not links or not cands.rowids:
+        return plan
+    versions = store.fact_versions(req.scope.user_id)
+    if not versions:
+        return plan
+    sources: dict[int, set[int]] = {}
+    current_facts: dict[int, int] = {}  # message → how many of its facts are current
+    for f, s, cur in links:
+        sources.setdefault(int(f), set()).add(int(s))
+        current_facts[int(s)] = current_facts.get(int(s), 0) + int(cur)
+    found = set(cands.rowids)
+    has_cosine = req.mode != "keyword"
+    for newest, chain in _chains(versions).items():
+        true = _true_version(chain, newest, req.as_of)
+        if true is None:
+            continue
+        true_members = {true} | sources.get(true, set())
+        stale: set[int] = set()
+        for rowid, _, _ in chain:
+            if rowid == true:
+                continue
+            if rowid in found:
+                stale.add(rowid)
+            for msg in sources.get(rowid, set()) - true_members:
+                if msg not in found:
+                    continue
+                stated_only_stale = not has_cosine and current_facts.get(msg, 0) == 0
+                if req.as_of is not None or msg in cands.outdated or stated_only_stale:
+                    stale.add(msg)
+        if not stale:
+            continue
+        for rid in sorted(true_members):
+            if rid not in found and may_return(rid):
+                found.add(rid)
+                cands.rowids.append(rid)
+        plan.groups.append((frozenset(true_members), frozenset(stale)))
+    return plan
+
+
+def apply_truth(
+    plan: TruthPlan, rowids: list[int], scores: dict[str, np.ndarray], penalty: float
+) -> None:
+    """Order each chain's true version above its stale ones, in place on ``scores``
+    (arrays in ``rowids`` order): the true members' ``final`` becomes at least the best
+    stale member's (``truth`` in the breakdown records the lift), the stale members'
+    at most ``(1 - penalty)`` of the best true member's (``outdated`` becomes 1)."""
+    if not plan.groups:
+        return
+    index = {rid: i for i, rid in enumerate(rowids)}
+    final = scores["final"]
+    lift = np.full(len(rowids), np.nan)
+    outdated = scores.get("outdated")
+    for true_members, stale in plan.groups:
+        t = [index[r] for r in true_members if r in index]
+        s = [index[r] for r in stale if r in index]
+        if not t or not s:
+            continue
+        best_stale = float(final[s].max())
+        for i in t:
+            if final[i] < best_stale:
+                lift[i] = best_stale
+                final[i] = best_stale
+        cap = float(final[t].max()) * (1.0 - penalty)
+        for i in s:
+            final[i] = min(float(final[i]), cap)
+            if outdated is not None:
+                outdated[i] = 1.0
+    scores["truth"] = lift
+
+
+def fact_links(uv: UserVectors) -> list[tuple[int, int, bool]]:
+    """The user's fact links as the vector cache holds them: ``[(fact rowid, source
+    rowid, fact is current)]`` (the store's ``fact_links``, for records with vectors)."""
+    return list(
+        zip(
+            uv.unique[uv.link_fact].tolist(),
+            uv.unique[uv.link_source].tolist(),
+            uv.link_current.tolist(),
+            strict=True,
+        )
+    )
+
+
+def fact_partners(links: list[tuple[int, int, bool]]) -> dict[int, set[int]]:
+    """Each fact record's source messages and each message's fact records, by rowid."""
+    out: dict[int, set[int]] = {}
+    for f, s, _ in links:
+        out.setdefault(f, set()).add(s)
+        out.setdefault(s, set()).add(f)
+    return out
+
+
+def collapse(
+    order: list[int], rowids: list[int], partners: dict[int, set[int]], limit: int
+) -> list[tuple[int, list[int]]]:
+    """The first ``limit`` hits of ``order`` (positions in ``rowids``, best first) with
+    each fact and its source message collapsed into one: the better ranked of the two
+    stays, and the other's rowid joins its provenance. Returns ``[(position, rowids it
+    stands for, its own first)]``."""
+    kept: list[tuple[int, list[int]]] = []
+    owner: dict[int, int] = {}  # rowid → index in kept of the hit that stands for it
+    for i in order:
+        rid = rowids[i]
+        into = next((owner[p] for p in partners.get(rid, ()) if p in owner), None)
+        if into is not None:
+            kept[into][1].append(rid)
+            owner[rid] = into
+            continue
+        if len(kept) >= limit:
+            break
+        owner[rid] = len(kept)
+        kept.append((i, [rid]))
+    return kept
+
+
+def stated_only_by_expired(
+    expired: set[int], partners: dict[int, set[int]], facts: frozenset[int]
+) -> set[int]:
+    """The fact records (rowids in ``facts``) all of whose sources are in ``expired``:
+    a fact stated only by expired memories is not recalled, though maintenance may not
+    have deleted it yet."""
+    out: set[int] = set()
+    for source in expired:
+        for f in partners.get(source, ()):
+            if f in facts and f not in out and partners.get(f, set()) <= expired:
+                out.add(f)
+    return out
