@@ -21,7 +21,7 @@ from mnemolayer.cli.demo import SAMPLE
 from mnemolayer.embed import HashingEmbedder
 from mnemolayer.models import Message
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "peers" / "mem0_vs_mnemolayer.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "peers" / "mem0_vs_mnemolayer.py"
 
 pytestmark = pytest.mark.slow  # the whole comparison on the sample: about 15 s
 

@@ -20,7 +20,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # starts PostgreSQL three times (a few seconds each)
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]  # where conftest.py is
 
 TINY = """
 import json, os, time

@@ -17,7 +17,7 @@ from mnemolayer.cli import app
 from mnemolayer.embed import HashingEmbedder
 from mnemolayer.registry import EMBEDDERS
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "cli.md"
 SCRIPT = Path(sys.executable).with_name("mnemolayer")
 
 runner = CliRunner()

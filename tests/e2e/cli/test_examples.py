@@ -20,9 +20,9 @@ import pytest
 
 from mnemolayer import Memory
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 CHAT_AGENT = ROOT / "examples" / "chat_agent.py"
-FAKE_LLM = Path(__file__).resolve().parent / "fake_llm_server.py"
+FAKE_LLM = Path(__file__).resolve().parents[2] / "fake_llm_server.py"
 PROXY_ENV = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 # The example as a subprocess, once against a fake model server process.

@@ -2,7 +2,7 @@
 
 Not a test: run it by hand, e.g.::
 
-    .venv/bin/python tests/server/measure_latency.py --memories 1000 --queries 300
+    .venv/bin/python tests/e2e/rest/measure_latency.py --memories 1000 --queries 300
 
 It starts a single-user server with the hashing embedder in a temp dir, stores
 ``--memories`` short messages for one user, then times ``--queries`` sequential searches

@@ -28,7 +28,7 @@ their schemas) or globex's (which must stay invisible to acme's keys).
 
 Run alone, with the request counts printed::
 
-    .venv/bin/python -m pytest tests/server/test_schemathesis.py -q -s -p no:randomly
+    .venv/bin/python -m pytest tests/e2e/rest/test_schemathesis.py -q -s -p no:randomly
 """
 
 from __future__ import annotations

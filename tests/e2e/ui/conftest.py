@@ -1,5 +1,5 @@
 """Fixtures of the UI tests: one real multi-tenant server per module and one headless
-Chromium for all (the server harness is the REST tests' own, ``tests/server/rest_server.py``)."""
+Chromium for all (the server harness is the REST tests' own, ``tests/e2e/rest/rest_server.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rest"))
 
 from rest_server import Server, start_with_tenants
 from ui_browser import chromium, require_browser

@@ -1,6 +1,6 @@
 """Screenshots of the memory browser for docs/ui.md, at a fixed 1280x800 viewport.
 
-Usage: ``.venv/bin/python tests/ui/make_screenshots.py [OUT_DIR]`` (default
+Usage: ``.venv/bin/python tests/e2e/ui/make_screenshots.py [OUT_DIR]`` (default
 ``docs/screenshots``). Starts a multi-tenant server in a temporary directory with the
 REST tests' harness, stores a small conversation for user ``alice`` through the API
 (with a key), then drives headless Chromium (``/usr/bin/chromium``) through each page.
@@ -96,7 +96,7 @@ def shoot(server: Server, out: Path, ids: dict[str, str], profile: Path) -> list
 
 
 def main() -> int:
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parents[1] / "docs" / "screenshots"
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parents[2] / "docs" / "screenshots"
     why = missing()
     if why:
         print(f"cannot take screenshots: {why}", file=sys.stderr)

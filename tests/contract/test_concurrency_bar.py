@@ -22,9 +22,8 @@ from typing import Any
 
 import pytest
 
-from helpers import all_records, integrity_check
+from helpers import all_records, index_problems, integrity_check
 from mnemolayer import Memory
-from test_crash_safety import index_problems
 
 THREADS, PROCESSES, PER_WRITER = 8, 2, 20
 SHARED = "My sister Anna works at Google."
