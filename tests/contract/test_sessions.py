@@ -5,8 +5,7 @@ idempotence, agent scopes, validation, the async wrapper."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,6 @@ import pytest
 from mnemolayer import AsyncMemory, Memory, ValidationError
 from mnemolayer.layers.working.sessions import SessionEnd, is_session_summary
 from mnemolayer.layers.working.window import SUMMARY_PREFIX, WorkingMemory
-from mnemolayer.store.sqlite.migrations import SCHEMA_VERSION
 from mnemolayer.text.tokens import TokenCounter, get_token_counter
 
 CHAT = [
@@ -373,9 +371,9 @@ def test_a_summary_counts_tokens_with_the_given_counter(mem: Memory, clock: Any)
     assert SUMMARY_PREFIX not in end.summary.content
 
 
-def test_async_end_session(tmp_path: Path) -> None:
+def test_async_end_session(new_db: Callable[[str], Any], tmp_path: Path) -> None:
     async def main() -> tuple[SessionEnd, SessionEnd, list[Any]]:
-        async with AsyncMemory(tmp_path / "a.db", embedder="hashing", extractor=None) as m:
+        async with AsyncMemory(new_db("a"), embedder="hashing", extractor=None) as m:
             wm = await m.working(session_id="s1", user_id="u1", budget_tokens=500)
             wm.add("user", "The offsite is on June 14.")
             listed = await m.list_sessions("u1")
@@ -386,33 +384,3 @@ def test_async_end_session(tmp_path: Path) -> None:
     assert [i.session_id for i in listed] == ["s1"]
     assert first.summary is not None and first.to_json()["summary"]["id"] == first.summary.id
     assert zeros(second) and second.to_json()["summary"] is None
-
-
-# An upgrade of an old SQLite file (written with SQLite's migrations 1-4).
-@pytest.mark.sqlite_only
-def test_a_store_from_before_session_only_memories_is_upgraded(db_path: Path) -> None:
-    # A real schema-4 file (before session-only memories), with one memory in it.
-    from mnemolayer.store.sqlite.migrations import MIGRATIONS
-
-    with Memory(":memory:", embedder="hashing", extractor=None) as m:
-        [old] = m.add("an old memory", user_id="u1", session_id="s1")
-        row = m.store.read("SELECT * FROM memories")[0]
-        vector = m.store.read("SELECT chunk, user_id, vector FROM vectors")[0]
-        meta = m.store.read("SELECT key, value FROM meta")
-    db = sqlite3.connect(db_path)
-    db.execute("CREATE TABLE schema_version (version INTEGER NOT NULL, applied_at TEXT NOT NULL)")
-    for version in range(1, 5):
-        for stmt in MIGRATIONS[version - 1]:
-            db.execute(stmt)
-        db.execute("INSERT INTO schema_version VALUES (?, '2024-01-01T00:00:00+00:00')", (version,))
-    width = len(db.execute("SELECT * FROM memories").description)
-    db.execute(f"INSERT INTO memories VALUES ({', '.join('?' * width)})", row[:width])
-    db.execute("INSERT INTO vectors VALUES (?, ?, ?, ?)", (row[0], *vector))
-    db.executemany("INSERT INTO meta VALUES (?, ?)", meta)
-    db.commit()
-    db.close()
-    with Memory(db_path, embedder="hashing", extractor=None) as m:
-        assert m.stats()["schema_version"] == SCHEMA_VERSION >= 5
-        assert m.get(old.id) == old and not old.session_only
-        end = m.end_session("s1", "u1")
-        assert end.cleared == 0 and end.summary is not None and end.summary.source_ids == [old.id]

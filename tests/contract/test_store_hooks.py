@@ -4,69 +4,16 @@ engines and is checked by what it does, not by the SQL it writes."""
 
 from __future__ import annotations
 
-import base64
-import os
-from pathlib import Path
 from typing import Any
 
-import pytest
-
+from filter_cases import check_filters as _check_filters
+from filter_cases import fill as _fill
 from mnemolayer import Memory
-from mnemolayer.crypto import EncryptionConfig
-from mnemolayer.query import matches, parse_filter
 from mnemolayer.text.terms import user_term_tag
-
-METADATA: list[dict[str, Any]] = [
-    {"city": "Porto", "rank": 3, "tags": ["work", "travel"]},
-    {"city": "Lima", "rank": 1},
-    {"city": "Porto", "rank": 7, "done": True},
-    {"rank": 2.5, "tags": ["home"]},
-    {},
-]
-FILTERS: list[dict[str, Any]] = [
-    {"city": "Porto"},
-    {"rank": {"gte": 2}},
-    {"city": {"in": ["Lima", "Oslo"]}},
-    {"tags": {"contains": "work"}},
-    {"or": [{"city": "Lima"}, {"done": True}]},
-    {"not": {"city": "Porto"}},
-]
-
-
-def _fill(mem: Memory) -> dict[str, dict[str, Any]]:
-    """One record per entry of METADATA for user ``u``: ``{id: metadata}``."""
-    out: dict[str, dict[str, Any]] = {}
-    for i, meta in enumerate(METADATA):
-        [rec] = mem.add(f"note number {i} about the weather", user_id="u", metadata=meta)
-        out[rec.id] = meta
-    mem.add("someone else's note", user_id="v", metadata={"city": "Porto"})
-    return out
-
-
-def _check_filters(mem: Memory, stored: dict[str, dict[str, Any]]) -> None:
-    for spec in FILTERS:
-        f = parse_filter(spec)
-        expected = {i for i, meta in stored.items() if matches(f, meta)}
-        sql, params = mem.store.compile_filter(f)
-        assert mem.store.ids_where(f"user_id = ? AND ({sql})", ["u", *params]) == expected, spec
-        sql, params = mem.store.compile_filter(f, "m.")
-        rows = mem.store.read(
-            f"SELECT m.id FROM memories m WHERE m.user_id = ? AND ({sql})", ["u", *params]
-        )
-        assert {r[0] for r in rows} == expected, spec
 
 
 def test_compile_filter_selects_what_the_filter_matches(mem: Memory) -> None:
     _check_filters(mem, _fill(mem))
-
-
-@pytest.mark.sqlite_only
-def test_compile_filter_on_sealed_metadata(tmp_path: Path) -> None:
-    key = base64.b64encode(os.urandom(32)).decode()
-    path = tmp_path / "e.db"
-    with Memory(path, embedder="hashing", encryption=EncryptionConfig(master_key=key)) as mem:
-        assert mem.store.crypto is not None
-        _check_filters(mem, _fill(mem))
 
 
 def test_user_tables_are_the_tables_with_a_user_id(mem: Memory) -> None:
