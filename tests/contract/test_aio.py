@@ -104,7 +104,7 @@ def _returns(name: str) -> Any:
         return inspect.signature(method).return_annotation
 
 
-async def _every_call(path: Path) -> set[str]:
+async def _every_call(path: Any, copy_path: Any) -> set[str]:
     called: set[str] = set()
     main = threading.get_ident()
 
@@ -173,7 +173,7 @@ async def _every_call(path: Path) -> set[str]:
         await call("delete_all", user_id="u")
         called.add("last_query_embed_seconds")
         called.add("procedural_config")
-        async with AsyncMemory(path.with_name("copy.db"), embedder="hashing") as copy:
+        async with AsyncMemory(copy_path, embedder="hashing") as copy:
             progress: list[tuple[int, int]] = []
             assert await copy.import_rows(rows, progress=lambda d, t: progress.append((d, t)))
             assert progress and progress[-1][0] == progress[-1][1]
@@ -183,14 +183,16 @@ async def _every_call(path: Path) -> set[str]:
     return called
 
 
-def test_every_call_works_and_returns_what_memory_returns(tmp_path: Path) -> None:
-    called = anyio.run(_every_call, tmp_path / "a.db")
+def test_every_call_works_and_returns_what_memory_returns(
+    new_db: Callable[[str], Any], tmp_path: Path
+) -> None:
+    called = anyio.run(_every_call, new_db("a"), new_db("copy"))
     untested = set(_public_members()) - called - set(LEFT_OUT)
     assert not untested, f"add a call of these to _every_call: {untested}"
 
 
-def test_wrap_shares_an_open_memory(tmp_path: Path) -> None:
-    with Memory(tmp_path / "w.db", embedder="hashing", extractor=None) as mem:
+def test_wrap_shares_an_open_memory(new_db: Callable[[str], Any], tmp_path: Path) -> None:
+    with Memory(new_db("w"), embedder="hashing", extractor=None) as mem:
         am = AsyncMemory.wrap(mem)
         assert am.sync is mem
         [rec] = anyio.run(lambda: am.add("hello", user_id="u"))

@@ -3,6 +3,7 @@ agreement of the scope filtering, and consistency with the store as it changes."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -263,8 +264,10 @@ def _same_ranking(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> boo
     return sorted(a) == sorted(b) or {x for x in a if x[1] > last} == {x for x in b if x[1] > last}
 
 
-def test_search_with_the_index_matches_exact_search(tmp_path: Path, exhaustive: None) -> None:
-    mem = _memory(tmp_path / "m.db")
+def test_search_with_the_index_matches_exact_search(
+    new_db: Callable[[str], Any], tmp_path: Path, exhaustive: None
+) -> None:
+    mem = _memory(new_db("m"))
     ids = _fill(mem)
     # Records exact search must exclude: deleted, archived, expired, superseded.
     mem.delete(ids[3], user_id="ann")
@@ -304,8 +307,10 @@ def test_search_with_the_index_matches_exact_search(tmp_path: Path, exhaustive: 
     mem.close()
 
 
-def test_lazy_cosines_cover_exactly_the_records_in_scope(tmp_path: Path, exhaustive: None) -> None:
-    mem = _memory(tmp_path / "m.db")
+def test_lazy_cosines_cover_exactly_the_records_in_scope(
+    new_db: Callable[[str], Any], tmp_path: Path, exhaustive: None
+) -> None:
+    mem = _memory(new_db("m"))
     ids = _fill(mem, 240)
     mem.delete(ids[0], user_id="ann")
     mem.archive(ids[1], user_id="ann")
@@ -333,9 +338,9 @@ def test_lazy_cosines_cover_exactly_the_records_in_scope(tmp_path: Path, exhaust
 
 
 def test_index_follows_adds_deletes_updates_and_other_writers(
-    tmp_path: Path, exhaustive: None
+    new_db: Callable[[str], Any], tmp_path: Path, exhaustive: None
 ) -> None:
-    path = tmp_path / "m.db"
+    path = new_db("m")
     mem = _memory(path)
     mem._searcher.ann = ANN
     ids = _fill(mem, 240)
@@ -373,8 +378,8 @@ def test_index_follows_adds_deletes_updates_and_other_writers(
     mem.close()
 
 
-def test_small_users_stay_on_exact_search(tmp_path: Path) -> None:
-    mem = _memory(tmp_path / "m.db")
+def test_small_users_stay_on_exact_search(new_db: Callable[[str], Any], tmp_path: Path) -> None:
+    mem = _memory(new_db("m"))
     _fill(mem, 120)
     mem._searcher.ann = AnnConfig(threshold=1000)
     assert mem.search("garden", user_id="ann")
@@ -395,8 +400,10 @@ def test_ann_candidates_rejects_a_filter_it_cannot_serve() -> None:
         assert got is not None and set(got[0]) <= set(listed.tolist())
 
 
-def test_cache_eviction_keeps_users_with_an_index(tmp_path: Path) -> None:
-    mem = _memory(tmp_path / "m.db")
+def test_cache_eviction_keeps_users_with_an_index(
+    new_db: Callable[[str], Any], tmp_path: Path
+) -> None:
+    mem = _memory(new_db("m"))
     _fill(mem, 120)
     for user in ("u1", "u2", "u3"):
         mem.add(f"{user} likes garden chess", user_id=user, timestamp=NOW)

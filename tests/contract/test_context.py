@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -57,9 +57,9 @@ def _fill(memory: Memory) -> None:
 
 
 @pytest.fixture
-def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+def filled(new_db: Callable[[str], Any]) -> Iterator[Memory]:
     """One store shared by a module's worth of read-only checks (a real SQLite file)."""
-    path = tmp_path_factory.mktemp("ctx") / "m.db"
+    path = new_db("ctx")
     clock = lambda: datetime(2024, 5, 8, 12, 0, tzinfo=UTC)  # noqa: E731
     memory = Memory(path, embedder="hashing", clock=clock)
     _fill(memory)
@@ -126,8 +126,10 @@ def test_other_users_are_never_read(filled: Memory) -> None:
     assert "I love sushi and I am vegetarian." in ctx.text
 
 
-def test_near_identical_texts_and_cited_episodes_are_deduplicated(tmp_path: Path) -> None:
-    with Memory(tmp_path / "d.db", embedder="hashing") as memory:
+def test_near_identical_texts_and_cited_episodes_are_deduplicated(
+    new_db: Callable[[str], Any], tmp_path: Path
+) -> None:
+    with Memory(new_db("d"), embedder="hashing") as memory:
         memory.add("We cooked pasta with tomatoes tonight.", user_id="u1", session_id="a")
         memory.add("We cooked pasta with tomatoes tonight!", user_id="u1", session_id="b")
         recent = [("user", "I love sushi and I am vegetarian", None)]
@@ -176,8 +178,8 @@ def test_template_changes_headings_items_and_dates(filled: Memory) -> None:
     assert "## Recalled episodes" not in ctx.text
 
 
-def test_long_items_are_cut_with_the_counter(tmp_path: Path) -> None:
-    with Memory(tmp_path / "l.db", embedder="hashing", extractor=None) as memory:
+def test_long_items_are_cut_with_the_counter(new_db: Callable[[str], Any], tmp_path: Path) -> None:
+    with Memory(new_db("l"), embedder="hashing", extractor=None) as memory:
         memory.add("pasta " * 2000, user_id="u1")
         template = ContextTemplate(max_item_tokens=50)
         ctx = build_context(memory, "pasta", user_id="u1", template=template)
@@ -185,8 +187,10 @@ def test_long_items_are_cut_with_the_counter(tmp_path: Path) -> None:
         assert item.text.endswith("…") and COUNTER.count(item.text) <= 50
 
 
-def test_an_empty_store_gives_an_empty_context(tmp_path: Path) -> None:
-    with Memory(tmp_path / "e.db", embedder="hashing") as memory:
+def test_an_empty_store_gives_an_empty_context(
+    new_db: Callable[[str], Any], tmp_path: Path
+) -> None:
+    with Memory(new_db("e"), embedder="hashing") as memory:
         ctx = build_context(memory, QUERY, user_id="nobody")
     assert ctx.text == "" and ctx.tokens == 0
     assert all(not s.items for s in ctx.sections)
@@ -266,10 +270,10 @@ def test_bad_input_names_the_field(filled: Memory, kwargs: dict, field: str) -> 
     assert err.value.field == field
 
 
-def test_cli_context_prints_markdown_and_json(tmp_path: Path) -> None:
+def test_cli_context_prints_markdown_and_json(new_db: Callable[[str], Any], tmp_path: Path) -> None:
     from mnemolayer.cli import app, context_commands  # noqa: F401  (registers the commands)
 
-    db = tmp_path / "c.db"
+    db = new_db("c")
     with Memory(db, embedder="hashing") as memory:
         _fill(memory)
     runner = CliRunner()
@@ -285,10 +289,12 @@ def test_cli_context_prints_markdown_and_json(tmp_path: Path) -> None:
     assert bad.exit_code == 2
 
 
-def test_memory_context_is_the_context_builders_method(tmp_path: Path) -> None:
+def test_memory_context_is_the_context_builders_method(
+    new_db: Callable[[str], Any], tmp_path: Path
+) -> None:
     assert Memory.context.__wrapped__ is ContextBuilder.context  # type: ignore[attr-defined]
     assert Memory.context.__doc__ == ContextBuilder.context.__doc__
-    memory = Memory(tmp_path / "x.db", embedder="hashing")
+    memory = Memory(new_db("x"), embedder="hashing")
     try:
         memory.add("I live in Berlin.", user_id="u1")
         ctx = memory.context("where do I live?", user_id="u1", budget_tokens=100)
@@ -297,10 +303,12 @@ def test_memory_context_is_the_context_builders_method(tmp_path: Path) -> None:
     assert "- lives in: Berlin (" in ctx.text and ctx.tokens <= 100
 
 
-def test_the_sessions_saved_window_is_the_recent_section(tmp_path) -> None:
+def test_the_sessions_saved_window_is_the_recent_section(
+    new_db: Callable[[str], Any], tmp_path
+) -> None:
     from mnemolayer import Memory
 
-    with Memory(tmp_path / "c.db", embedder="hashing") as mem:
+    with Memory(new_db("c"), embedder="hashing") as mem:
         wm = mem.working(session_id="s1", user_id="u1", budget_tokens=500)
         wm.add("user", "Tonight I want something quick with tofu.")
         ctx = mem.context("what should I cook tonight?", user_id="u1", session_id="s1")
@@ -341,8 +349,8 @@ POTTERY = [
 
 
 @pytest.fixture(scope="module")
-def pottery(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
-    path = tmp_path_factory.mktemp("pottery") / "p.db"
+def pottery(module_db: Callable[[str], Any]) -> Iterator[Memory]:
+    path = module_db("pottery")
     memory = Memory(path, embedder="hashing", extractor=None)
     for when, text in POTTERY:
         memory.add(text, user_id="u1", timestamp=when)
@@ -435,12 +443,14 @@ def test_condensed_contexts_stay_within_budget(
         assert all(i["time"] for s in json.loads(ctx.text)["sections"] for i in s["items"])
 
 
-def test_the_most_relevant_message_is_packed_first_even_when_longer(tmp_path: Path) -> None:
+def test_the_most_relevant_message_is_packed_first_even_when_longer(
+    new_db: Callable[[str], Any], tmp_path: Path
+) -> None:
     long = (
         "I took a pottery class on Saturday and it was wonderful, we made bowls, cups and "
         "plates all afternoon long"
     )
-    with Memory(tmp_path / "r.db", embedder="hashing", extractor=None) as memory:
+    with Memory(new_db("r"), embedder="hashing", extractor=None) as memory:
         memory.add(long, user_id="u1", timestamp="2023-05-08T10:00:00")
         memory.add("Nice weather.", user_id="u1", timestamp="2023-05-08T11:00:00")
         alone = f"## Recalled episodes\n### 8 May 2023\n- user: {long}"
@@ -452,7 +462,9 @@ def test_the_most_relevant_message_is_packed_first_even_when_longer(tmp_path: Pa
     assert ctx.text == alone
 
 
-def test_a_larger_budget_fetches_more_episodes(tmp_path: Path) -> None:
+def test_a_larger_budget_fetches_more_episodes(
+    new_db: Callable[[str], Any], tmp_path: Path
+) -> None:
     import random
 
     words = [
@@ -470,7 +482,7 @@ def test_a_larger_budget_fetches_more_episodes(tmp_path: Path) -> None:
         "porcelain",
     ]
     rng = random.Random(7)
-    with Memory(tmp_path / "m.db", embedder="hashing", extractor=None) as memory:
+    with Memory(new_db("m"), embedder="hashing", extractor=None) as memory:
         memory.add(
             [f"Pottery log {i}: " + " ".join(rng.sample(words, 6)) for i in range(120)],
             user_id="u1",
@@ -480,29 +492,3 @@ def test_a_larger_budget_fetches_more_episodes(tmp_path: Path) -> None:
         )
     assert ctx.tokens <= 4000
     assert len(ctx.sections[0].items) > 100
-
-
-def test_the_context_bench_runs_on_the_sample(tmp_path: Path) -> None:
-    from bench.context import run_context_bench
-    from mnemolayer.cli.demo import SAMPLE
-
-    result = run_context_bench(
-        SAMPLE,
-        budget_tokens=300,
-        embedder="hashing",
-        workdir=tmp_path,
-        cache=False,
-        show_progress=False,
-    )
-    overall = result["metrics"]["overall"]
-    assert overall["questions"] == 12 and result["metrics"]["adversarial"]["questions"] == 1
-    assert overall["all_evidence_whole"] <= overall["all_evidence"]
-    assert overall["all_evidence"] <= overall["all_evidence_or_fact"] <= 1.0
-    assert overall["max_tokens"] <= 300
-    answered = [d for d in result["details"] if d["answer_in_context"] is not None]
-    assert overall["extractive_answers"] == sum(d["category"] != 5 for d in answered)
-    if answered:
-        assert 0.0 <= overall["answer_in_context"] <= 1.0
-    for row in result["details"]:
-        assert set(row["condensed"]) <= set(row["episodes"])
-        assert row["all_evidence"] == all(g in row["episodes"] for g in row["gold"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -91,10 +92,10 @@ def test_export_rows_have_a_header_memories_and_history(source: Memory) -> None:
 
 
 def test_export_then_import_into_a_new_file_round_trips_exactly(
-    source: Memory, tmp_path: Path
+    new_db: Callable[[str], Any], source: Memory, tmp_path: Path
 ) -> None:
     original = export_jsonl(source, tmp_path / "dump.jsonl")
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         assert copy.import_rows(read_jsonl(tmp_path / "dump.jsonl")) == memories(original)
         assert list(copy.export()) == original
         for user in ("ana", "bob"):  # the knowledge graph came along
@@ -116,10 +117,10 @@ def test_export_then_import_into_a_new_file_round_trips_exactly(
 
 
 def test_the_imported_store_searches_like_the_original(
-    source: Memory, tmp_path: Path, clock: Any
+    new_db: Callable[[str], Any], source: Memory, tmp_path: Path, clock: Any
 ) -> None:
     # The same clock as the source: retention (a ranking signal) depends on "now".
-    with Memory(tmp_path / "copy.db", embedder="hashing", clock=clock) as copy:
+    with Memory(new_db("copy"), embedder="hashing", clock=clock) as copy:
         copy.import_rows(source.export())
         for query in ("jasmine tea", "红 拿铁", "bike", "Porto"):
             for mode in ("hybrid", "vector", "keyword"):
@@ -132,9 +133,11 @@ def test_the_imported_store_searches_like_the_original(
         ]
 
 
-def test_importing_twice_changes_nothing(source: Memory, tmp_path: Path) -> None:
+def test_importing_twice_changes_nothing(
+    new_db: Callable[[str], Any], source: Memory, tmp_path: Path
+) -> None:
     rows = list(source.export())
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         assert copy.import_rows(rows) == memories(rows)
         first = list(copy.export())
         stats = copy.stats()
@@ -147,18 +150,22 @@ def test_importing_twice_changes_nothing(source: Memory, tmp_path: Path) -> None
     assert list(source.export()) == rows
 
 
-def test_one_users_export_imports_only_that_user(source: Memory, tmp_path: Path) -> None:
+def test_one_users_export_imports_only_that_user(
+    new_db: Callable[[str], Any], source: Memory, tmp_path: Path
+) -> None:
     rows = export_jsonl(source, tmp_path / "bob.jsonl", user_id="bob")
     assert {r["user_id"] for r in rows if r["type"] != "header"} == {"bob"}
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         assert copy.import_rows(read_jsonl(tmp_path / "bob.jsonl")) == memories(rows) == 2
         assert list(copy.export()) == rows
         assert list(copy.list(user_id="ana")) == []
 
 
-def test_import_with_another_model_re_embeds(source: Memory, tmp_path: Path) -> None:
+def test_import_with_another_model_re_embeds(
+    new_db: Callable[[str], Any], source: Memory, tmp_path: Path
+) -> None:
     rows = list(source.export())
-    with Memory(tmp_path / "copy.db", embedder=HashingEmbedder(dim=64)) as copy:
+    with Memory(new_db("copy"), embedder=HashingEmbedder(dim=64)) as copy:
         assert copy.import_rows(rows) == memories(rows)
         for rec in copy.list(user_id="ana"):
             assert rec.embedding_model == "hashing-v1/64"
@@ -178,10 +185,10 @@ def test_import_with_another_model_re_embeds(source: Memory, tmp_path: Path) -> 
     ],
 )
 def test_a_malformed_row_is_rejected_and_nothing_is_written(
-    source: Memory, tmp_path: Path, bad: Any, field: str
+    new_db: Callable[[str], Any], source: Memory, tmp_path: Path, bad: Any, field: str
 ) -> None:
     rows = list(source.export())
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         with pytest.raises(ValidationError) as err:
             copy.import_rows([rows[0], bad, *rows[1:]])
         assert err.value.field is not None and err.value.field.startswith(field)
@@ -189,20 +196,24 @@ def test_a_malformed_row_is_rejected_and_nothing_is_written(
         assert copy.stats()["history_events"] == 0
 
 
-def test_a_row_with_blank_content_is_rejected(source: Memory, tmp_path: Path) -> None:
+def test_a_row_with_blank_content_is_rejected(
+    new_db: Callable[[str], Any], source: Memory, tmp_path: Path
+) -> None:
     rows = list(source.export())
     memory = next(i for i, r in enumerate(rows) if r["type"] == "memory")
     rows[memory] = {**rows[memory], "content": "   "}
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         with pytest.raises(ValidationError) as err:
             copy.import_rows(rows)
         assert err.value.field == f"rows[{memory}].content"
         assert copy.stats()["memories"] == 0
 
 
-def test_times_survive_the_round_trip_as_utc(source: Memory, tmp_path: Path) -> None:
+def test_times_survive_the_round_trip_as_utc(
+    new_db: Callable[[str], Any], source: Memory, tmp_path: Path
+) -> None:
     rows = list(source.export())
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         copy.import_rows(rows)
         [bike, _reply, *_] = copy.list(user_id="ana")
         assert bike.occurred_at is not None
@@ -211,11 +222,13 @@ def test_times_survive_the_round_trip_as_utc(source: Memory, tmp_path: Path) -> 
         assert bike.created_at == source.get(bike.id).created_at
 
 
-def test_async_export_import_round_trip(source: Memory, tmp_path: Path) -> None:
+def test_async_export_import_round_trip(
+    new_db: Callable[[str], Any], source: Memory, tmp_path: Path
+) -> None:
     rows = list(source.export())
 
     async def main() -> list[dict[str, Any]]:
-        async with AsyncMemory(tmp_path / "copy.db", embedder="hashing") as copy:
+        async with AsyncMemory(new_db("copy"), embedder="hashing") as copy:
             assert await copy.import_rows(rows) == memories(rows)
             assert await copy.import_rows(rows) == 0
             return await copy.export()
@@ -223,10 +236,12 @@ def test_async_export_import_round_trip(source: Memory, tmp_path: Path) -> None:
     assert asyncio.run(main()) == rows
 
 
-def test_a_skipped_duplicate_brings_no_orphan_history(source: Memory, tmp_path: Path) -> None:
+def test_a_skipped_duplicate_brings_no_orphan_history(
+    new_db: Callable[[str], Any], source: Memory, tmp_path: Path
+) -> None:
     rows = list(source.export(user_id="bob"))
     [bob] = [r for r in rows if r["type"] == "memory" and r["kind"] == "episodic"]
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         [mine] = copy.add(bob["content"], user_id="bob", timestamp=bob["occurred_at"])
         before = [r.id for r in copy.list(user_id="bob")]
         assert mine.id != bob["id"]
@@ -265,7 +280,7 @@ def windows(mem: Memory, user: str) -> list[Any]:
 
 
 def test_windows_and_session_only_memories_round_trip(
-    wsmem: Memory, clock: Any, tmp_path: Path
+    new_db: Callable[[str], Any], wsmem: Memory, clock: Any, tmp_path: Path
 ) -> None:
     populate_sessions(wsmem, clock)
     rows = export_jsonl(wsmem, tmp_path / "dump.jsonl")
@@ -277,7 +292,7 @@ def test_windows_and_session_only_memories_round_trip(
     assert sessions[0]["messages"][0]["pinned"] is True
     [temp] = [r for r in rows if r["type"] == "memory" and r["session_only"]]
     assert temp["content"] == "My gym locker code is 4711"
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         copy.import_rows(read_jsonl(tmp_path / "dump.jsonl"))
         assert list(copy.export()) == rows
         for user in ("ana", "bob"):
@@ -304,10 +319,12 @@ def test_export_delete_all_import_brings_a_users_windows_back(
     assert list(wsmem.export(user_id="ana")) == rows
 
 
-def test_importing_skips_a_window_that_exists(smem: Memory, clock: Any, tmp_path: Path) -> None:
+def test_importing_skips_a_window_that_exists(
+    new_db: Callable[[str], Any], smem: Memory, clock: Any, tmp_path: Path
+) -> None:
     populate_sessions(smem, clock)
     rows = list(smem.export())
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         mine = copy.working(session_id="s1", user_id="ana", budget_tokens=300)
         mine.add("user", "A different conversation.")
         kept = windows(copy, "ana")
@@ -318,11 +335,13 @@ def test_importing_skips_a_window_that_exists(smem: Memory, clock: Any, tmp_path
         assert windows(copy, "ana") == kept
 
 
-def test_a_version_2_file_is_still_read(smem: Memory, clock: Any, tmp_path: Path) -> None:
+def test_a_version_2_file_is_still_read(
+    new_db: Callable[[str], Any], smem: Memory, clock: Any, tmp_path: Path
+) -> None:
     populate(smem, clock)
     rows = [{k: v for k, v in r.items() if k != "session_only"} for r in smem.export()]
     rows[0]["version"] = 2
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         assert copy.import_rows(rows) == memories(rows)
         assert not any(r.session_only for r in copy.list(user_id="ana"))
         assert [r for r in copy.export() if r["type"] != "header"] == [
@@ -345,13 +364,18 @@ def test_a_version_2_file_is_still_read(smem: Memory, clock: Any, tmp_path: Path
     ],
 )  # fmt: skip
 def test_a_malformed_session_row_is_rejected_and_nothing_is_written(
-    smem: Memory, clock: Any, tmp_path: Path, change: dict[str, Any], field: str
+    new_db: Callable[[str], Any],
+    smem: Memory,
+    clock: Any,
+    tmp_path: Path,
+    change: dict[str, Any],
+    field: str,
 ) -> None:
     populate_sessions(smem, clock)
     rows = list(smem.export())
     n = next(i for i, r in enumerate(rows) if r["type"] == "session")
     rows[n] = {**rows[n], **change}
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         with pytest.raises(ValidationError) as err:
             copy.import_rows(rows)
         assert err.value.field == f"rows[{n}].{field}"
@@ -359,11 +383,13 @@ def test_a_malformed_session_row_is_rejected_and_nothing_is_written(
         assert copy.list_sessions("ana") == []
 
 
-def test_a_session_only_row_without_a_session_is_rejected(smem: Memory, tmp_path: Path) -> None:
+def test_a_session_only_row_without_a_session_is_rejected(
+    new_db: Callable[[str], Any], smem: Memory, tmp_path: Path
+) -> None:
     smem.add("a note", user_id="ana")
     rows = list(smem.export())
     rows[1] = {**rows[1], "session_only": True}
-    with Memory(tmp_path / "copy.db", embedder="hashing") as copy:
+    with Memory(new_db("copy"), embedder="hashing") as copy:
         with pytest.raises(ValidationError) as err:
             copy.import_rows(rows)
         assert err.value.field == "rows[1].session_only"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -30,6 +30,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.memory import InMemoryStore
 
+from helpers import is_postgres
 from mnemolayer import Memory, ValidationError
 from mnemolayer.crypto import EncryptionConfig
 from mnemolayer.embed import HashingEmbedder
@@ -48,15 +49,24 @@ def _reference() -> InMemoryStore:
 
 
 @pytest.fixture(params=["mnemolayer", "mnemolayer-encrypted", "reference"])
-def store(request: pytest.FixtureRequest, mem: Memory, tmp_path: Path) -> Iterator[BaseStore]:
+def store(
+    new_db: Callable[[str], Any], request: pytest.FixtureRequest, mem: Memory, tmp_path: Path
+) -> Iterator[BaseStore]:
     if request.param == "mnemolayer":
         yield MnemolayerStore(mem, index={"fields": FIELDS})
     elif request.param == "mnemolayer-encrypted":
         # Metadata is sealed on an encrypted store: filters and namespace listing must
         # still work without SQLite's JSON functions.
         key = bytes(range(32))
+        if is_postgres(new_db("enc")):
+            # Not offered on PostgreSQL: check that it is refused, naming the setting.
+            with pytest.raises(ValidationError, match="encryption"):
+                Memory(
+                    new_db("enc"), embedder="hashing", encryption=EncryptionConfig(master_key=key)
+                )
+            pytest.xfail("encryption at rest is SQLite-only: PostgreSQL refuses it")
         with Memory(
-            tmp_path / "enc.db",
+            new_db("enc"),
             embedder="hashing",
             extractor=None,
             encryption=EncryptionConfig(master_key=key),

@@ -18,8 +18,8 @@ expiring details are stored with ``Memory.add(expires_at=...)``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -42,10 +42,9 @@ Life = tuple[Memory, Simulation]
 MAX_LATE_RATIO = 1.10
 
 
-def _live(tmp_path_factory: pytest.TempPathFactory, cfg: LifecycleConfig) -> Iterator[Life]:
+def _live(where: Any, cfg: LifecycleConfig) -> Iterator[Life]:
     clock = FakeClock(START)
-    path = Path(tmp_path_factory.mktemp("life")) / "life.db"
-    with Memory(path, embedder="hashing", clock=clock, lifecycle=cfg) as mem:
+    with Memory(where, embedder="hashing", clock=clock, lifecycle=cfg) as mem:
         sim = simulate(mem, clock)
         print("\nday  active (ana, ben, chen)   rows  vectors  keyword index")
         for row in sim.curve:
@@ -57,18 +56,19 @@ def _live(tmp_path_factory: pytest.TempPathFactory, cfg: LifecycleConfig) -> Ite
 
 
 @pytest.fixture(scope="module")
-def compact_life(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Life]:
-    yield from _live(tmp_path_factory, COMPACT)
+def compact_life(module_db: Callable[[str], Any]) -> Iterator[Life]:
+    yield from _live(module_db("compact"), COMPACT)
 
 
 @pytest.fixture(scope="module")
-def bounded_life(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Life]:
-    yield from _live(tmp_path_factory, BOUNDED)
+def bounded_life(module_db: Callable[[str], Any]) -> Iterator[Life]:
+    yield from _live(module_db("bounded"), BOUNDED)
 
 
 @pytest.fixture(params=["compact_life", "bounded_life"])
-def life(request: pytest.FixtureRequest) -> Life:
-    """Each policy's life (the bar holds under both)."""
+def life(request: pytest.FixtureRequest, store_backend: str) -> Life:
+    """Each policy's life (the bar holds under both), on this run's engine
+    (``store_backend`` named here so that the test is parametrized by it)."""
     lived: Life = request.getfixturevalue(request.param)
     return lived
 

