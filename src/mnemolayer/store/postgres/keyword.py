@@ -20,6 +20,9 @@ __all__ = ["TsvectorIndex"]
 
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 _CHUNK = 500
+#: PostgreSQL's longest lexeme in bytes (MAXSTRLEN): to_tsvector leaves a longer word out
+#: of the index, and a tsquery naming one is an error ("word is too long in tsquery").
+_MAX_LEXEME_BYTES = 2047
 
 
 class TsvectorIndex(StoreCore):
@@ -155,6 +158,8 @@ class TsvectorIndex(StoreCore):
                 terms.update(str(r[0]).split())
         unique: set[str] = set()
         for term in terms:
+            if not _indexable(term):
+                continue  # never in the index, so on no row of it
             docs = {
                 int(r[0])
                 for r in c.execute(
@@ -176,7 +181,13 @@ class TsvectorIndex(StoreCore):
                 )[0][0]
             )
             for t in sorted(terms)
+            if _indexable(t)  # a longer word is in no row of the index
         )
+
+
+def _indexable(term: str) -> bool:
+    """Whether ``term`` can be a lexeme of the index (see :data:`_MAX_LEXEME_BYTES`)."""
+    return len(term.encode("utf-8")) <= _MAX_LEXEME_BYTES
 
 
 def _lexeme(term: str) -> str:
@@ -190,7 +201,9 @@ def _tsquery(match: str) -> str | None:
     parts: list[str] = []
     for quoted in _QUOTED.findall(match):
         tokens = quoted.replace('""', '"').split()
-        if tokens:
+        # A phrase with a word too long for the index matches no row: leave it out
+        # (naming the word would make the whole query an error).
+        if tokens and all(_indexable(t) for t in tokens):
             parts.append(" <-> ".join(_lexeme(t) for t in tokens))
     if not parts:
         return None
