@@ -345,7 +345,9 @@ def _utf8(text: str) -> bool:
 
 def check_store(mem: Memory) -> None:
     """The file is a healthy database and every index agrees with the records."""
-    if mem.store.dialect == "sqlite":  # the file's own page-level check
+    from mnemolayer.store.sqlite.store import SQLiteStore
+
+    if isinstance(mem.store, SQLiteStore):  # the file's own page-level check
         assert mem.store.read("PRAGMA integrity_check") == [("ok",)]
     orphans = mem.store.read(
         "SELECT (SELECT count(*) FROM memories WHERE rowid NOT IN (SELECT rowid FROM memories_fts)),"
