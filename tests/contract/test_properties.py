@@ -20,8 +20,8 @@ Each test runs on one store shared by its examples (module-scoped: hypothesis do
 reset function-scoped fixtures between examples); each example cleans up after itself.
 
 Settings profiles, registered here, chosen with ``MNEMOLAYER_HYPOTHESIS_PROFILE``:
-``ci`` (the default, ``make test``: 250 examples per test, no deadline; about 90 s for
-the module on two idle cores), ``thorough`` (1,000 examples, about 6 minutes), ``dev``
+``ci`` (the default, ``make test``: 250 examples per test on SQLite and 50 on
+PostgreSQL, see :data:`POSTGRES_SHARE`; no deadline), ``thorough`` (1,000 examples, about 6 minutes), ``dev``
 (100) and ``quick`` (20, ``make check``). The examples are derandomized (tests/conftest.py):
 each run replays the same ones unless ``MNEMOLAYER_HYPOTHESIS_RANDOM=1``.
 """
@@ -286,6 +286,36 @@ BOOL = mostly(st.booleans(), st.one_of(st.none(), st.integers(0, 1), st.text(max
 
 
 # -- the store and its checks --------------------------------------------------------------
+
+
+#: The share of a profile's examples the PostgreSQL run draws. The properties are about
+#: the library, and the SQLite run explores them with the whole profile; the PostgreSQL
+#: run checks that the second engine agrees on a fifth of the same (derandomized) examples,
+#: since each example there costs several round trips and a far slower delete_all.
+POSTGRES_SHARE = 5
+
+
+@pytest.fixture(autouse=True)
+def _fewer_examples_on_postgres(
+    request: pytest.FixtureRequest, store_backend: str
+) -> Iterator[None]:
+    """Run the PostgreSQL half with ``max_examples // POSTGRES_SHARE`` (at least 20).
+
+    Hypothesis has no per-parameter settings; it reads the settings a test was decorated
+    with when the test is called, so they are swapped for this call and put back after.
+    """
+    test = request.function
+    current = getattr(test, "_hypothesis_internal_use_settings", None)
+    if store_backend != "postgres" or current is None:
+        yield
+        return
+    test._hypothesis_internal_use_settings = settings(
+        current, max_examples=max(20, current.max_examples // POSTGRES_SHARE)
+    )
+    try:
+        yield
+    finally:
+        test._hypothesis_internal_use_settings = current
 
 
 @pytest.fixture(scope="module")
