@@ -91,6 +91,24 @@ class RetrievalConfig(BaseModel):
             the pool's coverage of gold turns but not recall@5 or @10 (0.730 / 0.799 with,
             0.731 / 0.799 without), and cost latency.
         top_sessions: how many sessions :attr:`session_turns` widens.
+        entity_expansion: entity-centred expansion (:mod:`mnemolayer.retrieval.expand`):
+            at most this many turns whose facts share the query's entity and predicate
+            join the candidates; 0 turns it off. ``entity_weight`` lifts every turn found
+            that way (the ``entity`` feature).
+        pivot_turns, pivot_seeds, pivot_weight: the second, pivoting pass: the query
+            vector moved towards the ``pivot_seeds`` best vector candidates' vectors
+            (Rocchio feedback); its ``pivot_turns`` best turns join the candidates and
+            every candidate's pivoted similarity is lifted with ``pivot_weight`` (the
+            ``pivot`` feature). ``pivot_turns`` 0 turns it off.
+        chain_turns: memory chains: the turns that the ``chain_turns`` best vector
+            candidates reply to (previous turn of the session) join the candidates.
+        mmr_lambda, session_cap: the top ``limit`` spread over sessions (maximal marginal
+            relevance with session identity as similarity, Carbonell & Goldstein 1998;
+            :func:`mnemolayer.retrieval.expand.diversify`): ``mmr_lambda`` 1 keeps the
+            score order; ``session_cap`` > 0 takes at most that many turns per session
+            while others are left.
+        The measured effect of each is in docs/benchmarks.md ("Multi-hop and
+        aggregation").
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -118,6 +136,14 @@ class RetrievalConfig(BaseModel):
     time_word_weight: float = Field(0.1, ge=0.0, le=5.0)
     session_turns: int = Field(0, ge=0, le=1000)
     top_sessions: int = Field(3, ge=0, le=1000)
+    entity_expansion: int = Field(0, ge=0, le=1000)
+    entity_weight: float = Field(0.0, ge=0.0, le=5.0)
+    pivot_turns: int = Field(0, ge=0, le=1000)
+    pivot_seeds: int = Field(3, ge=1, le=100)
+    pivot_weight: float = Field(0.0, ge=0.0, le=5.0)
+    chain_turns: int = Field(0, ge=0, le=1000)
+    mmr_lambda: float = Field(1.0, ge=0.0, le=1.0)
+    session_cap: int = Field(0, ge=0, le=1000)
 
     @property
     def uses_conversation(self) -> bool:
@@ -133,6 +159,11 @@ class RetrievalConfig(BaseModel):
             > 0
             or (self.session_turns > 0 and self.top_sessions > 0)
         )
+
+    @property
+    def expands(self) -> bool:
+        """Whether any candidate expansion of :mod:`mnemolayer.retrieval.expand` is on."""
+        return self.entity_expansion > 0 or self.pivot_turns > 0 or self.chain_turns > 0
 
     @model_validator(mode="after")
     def _weights_fit(self) -> RetrievalConfig:

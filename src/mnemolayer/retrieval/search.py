@@ -24,6 +24,7 @@ from mnemolayer.lifecycle.decay import reinforce
 from mnemolayer.models import Hit
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.candidates import CandidateFinder, Candidates, SearchRequest
+from mnemolayer.retrieval.expand import diversify_order, expand_candidates
 from mnemolayer.retrieval.explain import ranking_explanation
 from mnemolayer.retrieval.rerank import score
 from mnemolayer.retrieval.vectors import VectorCache
@@ -63,6 +64,8 @@ class Searcher(CandidateFinder):
             self._add_entity_facts(req, cands)
         if cfg.uses_conversation and cands.cosine:
             self._add_conversation(req, cands)
+        if cfg.expands and cands.query_vector is not None:
+            expand_candidates(self.store, self.vectors, self.embedder, cfg, req, cands)
         if cfg.context_weight > 0:
             self._add_neighbours(cands)
         if not cands.rowids:
@@ -73,6 +76,8 @@ class Searcher(CandidateFinder):
         cands.consolidated = self._consolidated(req, rowids)
         scores = score(cfg, self.embedder, req, rowids, [signals[r] for r in rowids], cands)
         order = np.argsort(-scores["final"], kind="stable")
+        if cfg.mmr_lambda < 1.0 or cfg.session_cap > 0:
+            order = diversify_order(scores["final"], rowids, cands, req.limit, cfg)
         if req.threshold is not None:
             order = order[scores["final"][order] >= req.threshold]
         order = order[: req.limit]
