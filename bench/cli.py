@@ -181,6 +181,12 @@ def tune(
         ),
     ] = False,
     expand: Annotated[bool, typer.Option(help="With --multihop: widen the pool.")] = True,
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="With --multihop: collect with this RetrievalConfig field, KEY=VALUE."
+        ),
+    ] = None,
 ) -> None:
     """LoCoMo: cross-validated weights of recall's conversation features."""
     from mnemolayer.config import RetrievalConfig
@@ -189,7 +195,7 @@ def tune(
 
     state = _state(ctx)
     if multihop:
-        cfg = RetrievalConfig(**(MULTIHOP_COLLECT if expand else {}))
+        cfg = _retrieval(setting) or RetrievalConfig(**(MULTIHOP_COLLECT if expand else {}))
         found = run_multihop(
             data, retrieval=cfg, embedder=embedder or state.embedder,
             show_progress=not state.json,

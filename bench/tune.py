@@ -32,7 +32,7 @@ from mnemolayer.lifecycle.clock import FakeClock
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.candidates import SearchRequest
-from mnemolayer.retrieval.expand import diversify
+from mnemolayer.retrieval.expand import aggregation_shaped, diversify
 from mnemolayer.retrieval.structure import FEATURES, feature_weights
 
 from . import _harness
@@ -86,6 +86,8 @@ class Collected:
         keys: per question ``(conversation, question index)``.
         session: (Q, C) the candidate's session, numbered per question (-1: none or
             padded), for the diversity re-orderings of :func:`diversify`.
+        shaped: (Q,) whether the question is aggregation-shaped
+            (:func:`~mnemolayer.retrieval.expand.aggregation_shaped`).
     """
 
     base: np.ndarray
@@ -98,6 +100,7 @@ class Collected:
     category: np.ndarray
     keys: list[tuple[str, int]]
     session: np.ndarray | None = None
+    shaped: np.ndarray | None = None
 
     def coverage(self) -> float:
         """Mean fraction of each question's gold turns that are in its pool."""
@@ -135,6 +138,7 @@ def collect(
     plan = _plan(samples, None, counts)
     rows: list[tuple[list[dict[str, float]], list[bool], int, str, int, int]] = []
     hit_sessions: list[list[str | None]] = []
+    shaped: list[bool] = []
     with _harness.bench_run(None, embedder, cache, show_progress, extractor) as run:
         ingest = run.bar.add_task("ingest", total=sum(
             len(t) for _, sessions, _ in plan for *_, t in sessions), note="")  # fmt: skip
@@ -157,6 +161,7 @@ def collect(
                     hits = memory._searcher.search(req)
                     gold = set(q["gold"])
                     hit_sessions.append([h.memory.session_id for h in hits])
+                    shaped.append(aggregation_shaped(q["question"]))
                     rows.append((
                         [h.scores for h in hits],
                         [str(h.memory.metadata.get("dia_id")) in gold for h in hits],
@@ -164,6 +169,7 @@ def collect(
                     ))  # fmt: skip
     data = _pad(rows, cfg, LifecycleConfig().ranking_weight)
     data.session = np.full(data.base.shape, -1, dtype=np.int64)
+    data.shaped = np.array(shaped, dtype=bool)
     for i, names in enumerate(hit_sessions):
         number: dict[str, int] = {}
         for j, name in enumerate(names):
@@ -244,10 +250,11 @@ def _diversified(
 #: The multi-hop knobs tried by :func:`run_multihop` (feature weights, then the
 #: diversity re-ordering), over the conversation weights of the collecting config.
 MULTIHOP_GRID: dict[str, tuple[float, ...]] = {
-    "entity": (0.0, 0.05, 0.1, 0.2),
-    "pivot": (0.0, 0.1, 0.2, 0.4),
-    "mmr_lambda": (1.0, 0.9, 0.8),
-    "session_cap": (0, 2, 3),
+    "entity": (0.0, 0.05, 0.1),
+    "pivot": (0.0, 0.1),
+    "mmr_lambda": (1.0, 0.9),
+    "session_cap": (0, 3),
+    "aggregation_session_cap": (0, 2, 3, 4, 5),
 }
 
 
@@ -259,21 +266,21 @@ def multihop_scores(
     data: Collected, base: dict[str, float], grid: dict[str, tuple[float, ...]] = MULTIHOP_GRID
 ) -> tuple[list[dict[str, float]], np.ndarray]:
     """Every combination of ``grid`` (``entity`` and ``pivot`` weights over ``base``,
-    ``mmr_lambda``, ``session_cap``) and its per-question recall@5 and @10, shape
+    ``mmr_lambda``, ``session_cap``, ``aggregation_session_cap`` for aggregation-shaped
+    questions) and its per-question recall@5 and @10, shape
     ``(combinations, 2, Q)``."""
     names = list(grid)
     combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*grid.values())]
     out = []
     for c in combos:
         weights = {**base, "entity": c.get("entity", 0.0), "pivot": c.get("pivot", 0.0)}
-        out.append(
-            evaluate(
-                data,
-                weights,
-                mmr_lambda=float(c.get("mmr_lambda", 1.0)),
-                session_cap=int(c.get("session_cap", 0)),
-            )
-        )
+        lam = float(c.get("mmr_lambda", 1.0))
+        r = evaluate(data, weights, mmr_lambda=lam, session_cap=int(c.get("session_cap", 0)))
+        agg = int(c.get("aggregation_session_cap", 0))
+        if agg > 0 and data.shaped is not None and data.shaped.any():
+            shaped = evaluate(data, weights, mmr_lambda=lam, session_cap=agg)
+            r[:, data.shaped] = shaped[:, data.shaped]
+        out.append(r)
     return combos, np.stack(out)
 
 

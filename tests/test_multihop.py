@@ -20,7 +20,12 @@ from mnemolayer.errors import ValidationError
 from mnemolayer.lifecycle.clock import FakeClock
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.candidates import SearchRequest
-from mnemolayer.retrieval.expand import diversify, named_entities
+from mnemolayer.retrieval.expand import (
+    aggregation_shaped,
+    diversify,
+    named_entities,
+    session_cap_for,
+)
 
 #: Melanie's three pastimes, each in its own session after a question of Caroline's
 #: that shares the query's words but not its answer.
@@ -37,8 +42,12 @@ QUERY = "What does Melanie love doing?"
 
 
 def _memory(db_path: Any, clock: FakeClock, extractor: str | None = "rules", **cfg: Any) -> Memory:
-    # A pool of one candidate per signal and no neighbours: what the expansions add shows.
-    settings: dict[str, Any] = {"candidates": 1, "context_weight": 0.0, "track_access": False}
+    # A pool of one candidate per signal, no neighbours and every multi-hop knob off
+    # unless asked for: what each one adds shows.
+    settings: dict[str, Any] = {
+        "candidates": 1, "context_weight": 0.0, "track_access": False, "entity_expansion": 0,
+        "entity_weight": 0.0, "aggregation_session_cap": 0,
+    }  # fmt: skip
     retrieval = RetrievalConfig(**{**settings, **cfg})
     return Memory(
         db_path, embedder="hashing", clock=clock, extractor=extractor, retrieval=retrieval
@@ -189,3 +198,30 @@ def test_the_packer_spreads_its_budget_across_sessions(db_path: Any, clock: Fake
         assert sessions(session_spread=0.5, episode_floor=0.9) == {"s1"}
         with pytest.raises(ValidationError, match="session_spread"):
             build_context(mem, "x", user_id="u1", session_spread=1.0)
+
+
+def test_aggregation_shaped_questions() -> None:
+    for q in ("What activities does Melanie partake in?", "Where has Melanie camped?",
+              "How many times did Caroline go to the beach?", "What books has Melanie read?"):  # fmt: skip
+        assert aggregation_shaped(q), q
+    for q in ("When did Melanie paint a sunrise?", "What is Caroline's identity?"):
+        assert not aggregation_shaped(q), q
+    cfg = RetrievalConfig(session_cap=0, aggregation_session_cap=4)
+    assert session_cap_for("Where has Melanie camped?", cfg) == 4
+    assert session_cap_for("What is Caroline's identity?", cfg) == 0
+
+
+def test_the_aggregation_cap_spreads_only_aggregation_questions(
+    db_path: Any, clock: FakeClock
+) -> None:
+    talk = [
+        ("s1", [("Melanie", "I went to a pottery class and made a pottery bowl"),
+                ("Melanie", "The pottery class made me love pottery bowls")]),
+        ("s2", [("Melanie", "I bought clay for a pottery class")]),
+    ]  # fmt: skip
+    with _memory(db_path, clock, extractor=None, candidates=3, aggregation_session_cap=1) as mem:
+        _add(mem, talk)
+        plain = mem.search("Melanie pottery class bowl", user_id="u1", limit=2)
+        assert [h.memory.session_id for h in plain] == ["s1", "s1"]
+        listed = mem.search("What pottery things has Melanie made in class?", user_id="u1", limit=2)
+        assert [h.memory.session_id for h in listed] == ["s1", "s2"]

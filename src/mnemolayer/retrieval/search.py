@@ -76,8 +76,8 @@ class Searcher(CandidateFinder):
         cands.consolidated = self._consolidated(req, rowids)
         scores = score(cfg, self.embedder, req, rowids, [signals[r] for r in rowids], cands)
         order = np.argsort(-scores["final"], kind="stable")
-        if cfg.mmr_lambda < 1.0 or cfg.session_cap > 0:
-            order = diversify_order(scores["final"], rowids, cands, req.limit, cfg)
+        if cfg.mmr_lambda < 1.0 or cfg.session_cap > 0 or cfg.aggregation_session_cap > 0:
+            order = diversify_order(scores["final"], rowids, cands, req, cfg)
         if req.threshold is not None:
             order = order[scores["final"][order] >= req.threshold]
         order = order[: req.limit]
