@@ -321,13 +321,19 @@ def run_multihop(
 
 
 def grid_scores(
-    data: Collected, grid: dict[str, tuple[float, ...]] = GRID
+    data: Collected,
+    grid: dict[str, tuple[float, ...]] = GRID,
+    base: dict[str, float] | None = None,
 ) -> tuple[list[dict[str, float]], np.ndarray]:
     """Every weight combination of ``grid`` and its per-question recall@5 and @10,
-    shape ``(combinations, 2, Q)``."""
+    shape ``(combinations, 2, Q)``; features the grid does not name keep their weight
+    in ``base`` (e.g. the collecting config's ``entity`` lift), else 0."""
     names = list(grid)
     combos = [
-        {n: (-v if n == "question" else v) for n, v in zip(names, values, strict=True)}
+        {
+            **(base or {}),
+            **{n: (-v if n == "question" else v) for n, v in zip(names, values, strict=True)},
+        }
         for values in itertools.product(*(grid[n] for n in names))
     ]
     return combos, np.stack([evaluate(data, w) for w in combos])
@@ -404,7 +410,7 @@ def run_tune(
     """
     cfg = retrieval or RetrievalConfig()
     data = collect(data_path, retrieval=cfg, embedder=embedder, show_progress=show_progress)
-    combos, scores = grid_scores(data)
+    combos, scores = grid_scores(data, GRID, feature_weights(cfg))
     result = cross_validate(data, combos, scores)
     everything = np.ones(len(data.keys), dtype=bool)
     best = _best(scores, everything)

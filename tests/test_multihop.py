@@ -225,3 +225,18 @@ def test_the_aggregation_cap_spreads_only_aggregation_questions(
         assert [h.memory.session_id for h in plain] == ["s1", "s1"]
         listed = mem.search("What pottery things has Melanie made in class?", user_id="u1", limit=2)
         assert [h.memory.session_id for h in listed] == ["s1", "s2"]
+
+
+def test_bench_tune_ranks_with_the_session_cap_as_the_searcher_does() -> None:
+    from bench.tune import Collected, evaluate
+    from mnemolayer.retrieval.structure import FEATURES
+
+    data = Collected(
+        base=np.array([[0.9, 0.8, 0.7]]), features=np.zeros((1, 3, len(FEATURES))),
+        factor=np.ones((1, 3)), gold=np.array([[False, False, True]]),
+        valid=np.ones((1, 3), dtype=bool), n_gold=np.array([1.0]),
+        conversation=np.array(["c"]), category=np.array([1]), keys=[("c", 0)],
+        session=np.array([[0, 0, 1]]),
+    )  # fmt: skip
+    assert evaluate(data, {}, ks=(1, 2)).tolist() == [[0.0], [0.0]]
+    assert evaluate(data, {}, ks=(1, 2), session_cap=1).tolist() == [[0.0], [1.0]]
