@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+# The whole-word name match that the entity facts of the first pass use too.
+from mnemolayer.retrieval.candidates import _mentions
 from mnemolayer.store.graph import GraphStore, normalize_name
 
 if TYPE_CHECKING:
@@ -57,22 +59,6 @@ __all__ = [
 
 #: Features this module adds to a candidate's breakdown (``Hit.scores``).
 EXPANSION_FEATURES: tuple[str, ...] = ("entity", "pivot")
-
-
-def _mentions(text: str, name: str) -> bool:
-    """Whether normalised ``text`` names ``name`` as a whole word (a substring for CJK)."""
-    if len(name) < 2:
-        return False
-    at = text.find(name)
-    while at >= 0:
-        before = text[at - 1] if at else " "
-        after = text[at + len(name)] if at + len(name) < len(text) else " "
-        if not (before.isalnum() and before.isascii()) and not (
-            after.isalnum() and after.isascii()
-        ):
-            return True
-        at = text.find(name, at + 1)
-    return False
 
 
 def named_entities(query: str, names: Sequence[tuple[str, str]]) -> list[str]:
