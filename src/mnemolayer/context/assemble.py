@@ -62,13 +62,17 @@ from mnemolayer.context.items import (
 )
 from mnemolayer.context.pack import (
     DEFAULT_SHARES,
+    EPISODE_FLOOR,
+    SESSION_SPREAD,
     VERBATIM_SHARE,
     Costs,
+    above_floor,
     condensed_forms,
     dedupe,
     display_order,
     fit,
     pack,
+    session_priority,
 )
 from mnemolayer.errors import ValidationError
 from mnemolayer.models import to_utc, validate_content
@@ -105,6 +109,16 @@ def _budget(value: Any) -> int:
     if not 1 <= value <= MAX_BUDGET_TOKENS:
         raise ValidationError("budget_tokens", f"must be in 1..{MAX_BUDGET_TOKENS}, got {value}")
     return value
+
+
+def _fraction(value: Any, field: str, *, below_one: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(field, f"must be a number, got {type(value).__name__}")
+    top_ok = value < 1.0 if below_one else value <= 1.0
+    if not (value >= 0.0 and top_ok):
+        bound = "[0, 1)" if below_one else "[0, 1]"
+        raise ValidationError(field, f"must be in {bound}, got {value!r}")
+    return float(value)
 
 
 def _sections(value: Any) -> list[SectionName]:
@@ -156,6 +170,8 @@ def build_context(
     recent: Sequence[tuple[str, str, datetime | str | None]] | None = None,
     counter: TokenCounter | str | None = None,
     shares: Mapping[str, float] | None = None,
+    session_spread: float | None = None,
+    episode_floor: float | None = None,
 ) -> Context:
     """Assemble what a model should know about ``user_id`` to answer ``query``.
 
@@ -177,6 +193,13 @@ def build_context(
             :func:`mnemolayer.registry.get_token_counter` accepts; default ``"o200k_base"``).
         shares: section → share of the budget (non-negative, any scale; normalised over
             the requested sections); default :data:`DEFAULT_SHARES`.
+        session_spread: in [0, 1): recalled episodes are packed in order of their score
+            times ``(1 - session_spread) ** j`` for the ``j``-th best of their session
+            (:func:`~mnemolayer.context.pack.session_priority`), so the budget spreads
+            across sessions; default :data:`~mnemolayer.context.pack.SESSION_SPREAD`.
+        episode_floor: in [0, 1]: episodes scoring under this fraction of the best
+            episode's score are left out (:func:`~mnemolayer.context.pack.above_floor`);
+            default :data:`~mnemolayer.context.pack.EPISODE_FLOOR`.
 
     Returns:
         A :class:`Context` with ``tokens == counter.count(text) <= budget_tokens``.
@@ -184,7 +207,7 @@ def build_context(
     Raises:
         ValidationError: names the bad field: ``query``, ``user_id``, ``session_id``,
             ``budget_tokens``, ``format``, ``sections[i]``, ``template``, ``recent[i]...``,
-            ``shares``, ``encoding``.
+            ``shares``, ``session_spread``, ``episode_floor``, ``encoding``.
     """
     query = v.content(query, "query")
     user_id = v.scope_id(user_id, "user_id", required=True)
@@ -211,6 +234,9 @@ def build_context(
                 raise ValidationError(f"shares.{key}", f"must be a number >= 0, got {value!r}")
             share_map[key] = float(value)
     tok = get_token_counter(counter)
+    spread = _fraction(SESSION_SPREAD if session_spread is None else session_spread,
+                       "session_spread", below_one=True)  # fmt: skip
+    floor = _fraction(EPISODE_FLOOR if episode_floor is None else episode_floor, "episode_floor")
 
     # Candidates, each section deduplicated against what comes before it.
     cands: dict[str, list[ContextItem]] = {}
@@ -220,7 +246,7 @@ def build_context(
         in_profile = {i.memory_id for i in cands.get("profile", []) if i.memory_id}
         cands["facts"] = fact_items(mem, query, user_id, in_profile)
     if "episodes" in order:
-        cands["episodes"] = episode_items(mem, query, user_id, budget)
+        cands["episodes"] = above_floor(episode_items(mem, query, user_id, budget), floor)
     if "strategies" in order:
         cands["strategies"] = strategy_items(mem, query, user_id)
     if "recent" in order:
@@ -240,11 +266,12 @@ def build_context(
             item.tokens = n
 
     wrapper = tok.count(json.dumps({"sections": []})) if format == "json" else 0
+    priority = session_priority(cands.get("episodes", []), spread) if spread > 0 else None
     # A relevant fact whose source messages are all packed as episodes repeats them: it
     # goes, and its tokens go to other items (pack again until no packed fact repeats
     # packed episodes; each round removes candidates, so it ends).
     while True:
-        packed = pack(cands, condensed, order, max(budget - wrapper, 0), share_map, costs)
+        packed = pack(cands, condensed, order, max(budget - wrapper, 0), share_map, costs, priority)
         shown = {e.memory_id for e in packed.get("episodes", [])}
         repeats = {
             id(f)

@@ -116,6 +116,8 @@ class ContextItem(BaseModel):
         role: the speaker's role or name (episodes and recent turns).
         condensed: the text keeps only the sentences of a longer message that share a
             word with the query; ``…`` marks each left-out run.
+        session_id: the conversation session an episode belongs to (not rendered; the
+            packer spreads the episodes' budget across sessions with it).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -128,6 +130,7 @@ class ContextItem(BaseModel):
     source_ids: list[str] = Field(default_factory=list)
     role: str | None = None
     condensed: bool = False
+    session_id: str | None = None
 
 
 class ContextSection(BaseModel):
@@ -263,6 +266,7 @@ def episode_items(mem: ContextSource, query: str, user_id: str, budget: int) -> 
                 memory_id=r.id,
                 source_ids=[r.id],
                 role=r.speaker or r.role,
+                session_id=r.session_id,
             )
         )
     return items

@@ -16,14 +16,18 @@ from mnemolayer.text.tokens import TokenCounter
 
 __all__ = [
     "DEFAULT_SHARES",
+    "EPISODE_FLOOR",
+    "SESSION_SPREAD",
     "VERBATIM_SHARE",
     "Costs",
+    "above_floor",
     "condensed_forms",
     "dedupe",
     "display_order",
     "fit",
     "pack",
     "rank",
+    "session_priority",
 ]
 
 DEFAULT_SHARES: dict[str, float] = {
@@ -37,6 +41,12 @@ DEFAULT_SHARES: dict[str, float] = {
 #: Part of the episodes section's first share spent on whole messages before the
 #: rest of the recalled messages are condensed to the sentences the query asks about.
 VERBATIM_SHARE = 0.5
+#: Default ``session_spread`` of :func:`~mnemolayer.context.assemble.build_context`
+#: (:func:`session_priority`; measured in docs/benchmarks.md).
+SESSION_SPREAD = 0.0
+#: Default ``episode_floor`` of :func:`~mnemolayer.context.assemble.build_context`
+#: (:func:`above_floor`; measured in docs/benchmarks.md).
+EPISODE_FLOOR = 0.0
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 # -- packing -----------------------------------------------------------------------------
@@ -78,6 +88,39 @@ def rank(item: ContextItem) -> tuple[float, int]:
     return (-item.score, item.tokens)
 
 
+def session_priority(items: Sequence[ContextItem], spread: float) -> dict[int, float]:
+    """``id(item)`` → its packing priority: its score times ``(1 - spread) ** j`` for the
+    item that is the ``j``-th best (from 0) of its session among ``items`` (an item with
+    no session keeps its score). So the budget reaches the best turn of a second session
+    before the fifth turn of the first: an aggregated answer ("camping, pottery,
+    painting") has its instances in different sessions.
+
+    Args:
+        items: the candidates (scores in [0, 1]).
+        spread: in [0, 1); 0 keeps the score order.
+    """
+    seen: dict[str, int] = {}
+    out: dict[int, float] = {}
+    for item in sorted(items, key=rank):
+        if item.session_id is None or spread <= 0:
+            out[id(item)] = item.score
+            continue
+        j = seen.get(item.session_id, 0)
+        seen[item.session_id] = j + 1
+        out[id(item)] = item.score * (1.0 - spread) ** j
+    return out
+
+
+def above_floor(items: Sequence[ContextItem], floor: float) -> list[ContextItem]:
+    """The items scoring at least ``floor`` times the best one's score (all of them when
+    ``floor`` is 0): turns far below the best match are left out rather than spending the
+    budget on unrelated text."""
+    if floor <= 0 or not items:
+        return list(items)
+    top = max(i.score for i in items)
+    return [i for i in items if i.score >= floor * top]
+
+
 def pack(
     candidates: Mapping[str, list[ContextItem]],
     condensed: Mapping[int, ContextItem],
@@ -85,12 +128,20 @@ def pack(
     budget: int,
     shares: Mapping[str, float],
     costs: Costs,
+    priority: Mapping[int, float] | None = None,
 ) -> dict[str, list[ContextItem]]:
     """Greedy packing by relevance: shares first (unused flowing on), then the rest.
 
     ``condensed`` maps ``id(candidate)`` to its condensed form, used once the section has
     spent :data:`VERBATIM_SHARE` of its first share, or when the whole does not fit.
+    ``priority`` (``id(candidate)`` → value, e.g. :func:`session_priority`) orders the
+    candidates it names instead of their score (higher first).
     """
+    prio = priority or {}
+
+    def key(item: ContextItem) -> tuple[float, int]:
+        return (-prio.get(id(item), item.score), item.tokens)
+
     packed: dict[str, list[ContextItem]] = {n: [] for n in order}
     spent = dict.fromkeys(order, 0)
     days: dict[str, set[str]] = {n: set() for n in order}
@@ -110,7 +161,7 @@ def pack(
 
     def fill(name: str, allowance: int) -> int:
         used = 0
-        for item in sorted((i for i in candidates[name] if id(i) not in done), key=rank):
+        for item in sorted((i for i in candidates[name] if id(i) not in done), key=key):
             short = condensed.get(id(item))
             forms = [item] if short is None else [short]
             if short is not None and spent[name] < verbatim[name]:

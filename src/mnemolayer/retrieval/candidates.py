@@ -82,6 +82,9 @@ class Candidates:
     entity_names: list[tuple[str, str]] = field(default_factory=list)
     consolidated: set[int] = field(default_factory=set)  # sources of a consolidation
     conversation: ConversationIndex | None = None  # session structure (retrieval.structure)
+    query_vector: np.ndarray | None = None  # the embedded query (retrieval.expand)
+    entity: set[int] = field(default_factory=set)  # via the query's entity and predicate
+    pivot: dict[int, float] = field(default_factory=dict)  # second-pass similarity
 
 
 def _mentions(text: str, name: str) -> bool:
@@ -138,6 +141,7 @@ class CandidateFinder:
         t0 = time.perf_counter()
         q = self.embedder.embed([req.query], "query")[0]
         self.last_embed_seconds = time.perf_counter() - t0
+        cands.query_vector = q
         uv = self.vectors.get(req.scope.user_id)
         if uv.matrix.shape[0] == 0:
             return

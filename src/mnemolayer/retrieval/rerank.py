@@ -15,6 +15,7 @@ from mnemolayer.lifecycle.decay import rank_score, retention_many
 from mnemolayer.retrieval import fusion
 from mnemolayer.retrieval.ann import LazyCosines
 from mnemolayer.retrieval.candidates import Candidates, SearchRequest
+from mnemolayer.retrieval.expand import expansion_features
 from mnemolayer.retrieval.structure import conversation_features, lift
 from mnemolayer.store.sqlite.store import RankSignals
 
@@ -147,4 +148,6 @@ def _conversation_lift(
     conv = cands.conversation
     if conv is None or not conv.session or not cfg.uses_conversation:
         return {}, np.full(len(rowids), np.nan)
-    return conversation_features(req.query, rowids, relevance, conv), relevance.copy()
+    features = conversation_features(req.query, rowids, relevance, conv)
+    features.update(expansion_features(rowids, cands))
+    return features, relevance.copy()

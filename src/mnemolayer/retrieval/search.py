@@ -28,6 +28,7 @@ from mnemolayer.lifecycle.decay import reinforce
 from mnemolayer.models import Hit
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.candidates import CandidateFinder, Candidates, SearchRequest
+from mnemolayer.retrieval.expand import diversify_order, expand_candidates
 from mnemolayer.retrieval.explain import ranking_explanation
 from mnemolayer.retrieval.rerank import score
 from mnemolayer.retrieval.timewin import add_window_candidates, apply_window
@@ -89,6 +90,8 @@ class Searcher(CandidateFinder):
             self._add_entity_facts(req, cands)
         if cfg.uses_conversation and cands.cosine:
             self._add_conversation(req, cands)
+        if cfg.expands and cands.query_vector is not None:
+            expand_candidates(self.store, self.vectors, self.embedder, cfg, req, cands)
         if cfg.context_weight > 0:
             self._add_neighbours(cands)
         links, partners_all, facts = self._links(req)
@@ -127,6 +130,8 @@ class Searcher(CandidateFinder):
                 cfg.time_min_hits,
             )
         order = np.argsort(-scores["final"], kind="stable")
+        if cfg.mmr_lambda < 1.0 or cfg.session_cap > 0 or cfg.aggregation_session_cap > 0:
+            order = diversify_order(scores["final"], rowids, cands, req, cfg)
         if keep is not None:
             order = order[keep[order]]
         if req.threshold is not None:

@@ -45,6 +45,8 @@ FEATURES: tuple[str, ...] = (
     "window_keyword",
     "session_keyword",
     "time_word",
+    "entity",
+    "pivot",
 )
 
 _WHEN = re.compile(r"^\s*(when|what (date|day|time|year|month))\b|什么时候|哪天|何时", re.I)
@@ -97,6 +99,8 @@ def feature_weights(cfg: RetrievalConfig) -> dict[str, float]:
         "window_keyword": cfg.window_keyword_weight,
         "session_keyword": cfg.session_keyword_weight,
         "time_word": cfg.time_word_weight,
+        "entity": cfg.entity_weight,
+        "pivot": cfg.pivot_weight,
     }
 
 
@@ -183,7 +187,7 @@ def lift(
     weights = feature_weights(cfg)
     total = relevance.copy()
     for name, w in weights.items():
-        if w:
+        if w and name in features:
             total += w * features[name]
     scale = 1.0 + sum(w for w in weights.values() if w > 0)
     lifted = np.clip(total / scale, 0.0, 1.0)

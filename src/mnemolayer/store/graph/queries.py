@@ -188,6 +188,26 @@ class GraphQueries(GraphEntities):
         )
         return [int(r[0]) for r in rows]
 
+    def fact_topics(self, user_id: str, entity_ids: Sequence[str]) -> list[tuple[str, str, int]]:
+        """``(entity id, predicate, sentence record rowid)`` of every fact, current or
+        not, whose subject or object is one of ``entity_ids`` (entity-centred expansion,
+        :mod:`mnemolayer.retrieval.expand`)."""
+        out: list[tuple[str, str, int]] = []
+        for part in _chunks(list(dict.fromkeys(entity_ids))[: _CHUNK // 2]):
+            marks = _marks(len(part))
+            rows = self.store.read(
+                "SELECT f.subject_id, f.object_id, f.predicate, m.rowid FROM facts f "
+                "JOIN memories m ON m.id = f.memory_id WHERE f.user_id = ? AND "
+                f"(f.subject_id IN ({marks}) OR f.object_id IN ({marks}))",
+                [user_id, *part, *part],
+            )
+            wanted = set(part)
+            for subject, obj, predicate, rowid in rows:
+                for entity in (subject, obj):
+                    if entity in wanted:
+                        out.append((str(entity), str(predicate), int(rowid)))
+        return out
+
     def unmined_messages(self, user_id: str | None) -> list[tuple[str, str]]:
         """``(user_id, memory id)`` of the episodic user messages no fact cites yet, in
         conversation time order per user (what :meth:`Memory.extract_facts` mines)."""
