@@ -102,6 +102,14 @@ class RetrievalConfig(BaseModel):
             ``final · (1 + time_boost)``, capped at 1.
         time_min_hits: the window filters out records outside it only when at least this
             many candidates fall inside (the fallback: never nothing for an empty window).
+        rerank_top: with a reranker configured (``Memory(reranker=...)``; none by
+            default), how many of the best candidates it sees; those derived from facts,
+            the time window or the truth step keep their place
+            (:mod:`mnemolayer.retrieval.reranking`). Each search sends this many texts.
+        rerank_weight: ``w`` of the blend ``final = (1 - w)·final + w·reranker`` (the
+            reranker's scores min-max normalised over the call). 0.5 by default: an
+            even split, not tuned (no reranker is bundled to tune it with); 1 orders the
+            free candidates by the reranker alone, 0 turns its effect off.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -135,6 +143,8 @@ class RetrievalConfig(BaseModel):
     time_window: bool = True
     time_boost: float = Field(0.5, ge=0.0, le=10.0)
     time_min_hits: int = Field(1, ge=0, le=1000)
+    rerank_top: int = Field(20, ge=1, le=1000)
+    rerank_weight: float = Field(0.5, ge=0.0, le=1.0)
 
     @property
     def uses_conversation(self) -> bool:
