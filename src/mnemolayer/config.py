@@ -226,6 +226,8 @@ class Settings(BaseModel):
             ``"sqlite"`` (default, the store's own file) or a ``redis://``,
             ``rediss://`` or ``unix://`` URL, optionally with ``prefix=`` and ``ttl=``
             (seconds) options (see :mod:`mnemolayer.store.redis_sessions`).
+        reranker: recall's optional reranker (``Memory(reranker=...)``): ``"none"``
+            (default), ``"http:URL"`` or ``"cross-encoder:NAME_OR_PATH"``.
     """
 
     # A sessions URL may carry a password: keep input values out of error messages.
@@ -237,6 +239,7 @@ class Settings(BaseModel):
     extractor: str = "rules"
     llm: LLMSettings | None = None
     sessions: str = "sqlite"
+    reranker: str = "none"
 
     @field_validator("sessions")
     @classmethod
@@ -264,7 +267,7 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     """Build :class:`Settings` from the environment (``env``, default ``os.environ``).
 
     Reads ``MNEMOLAYER_DB``, ``MNEMOLAYER_EMBEDDER``, ``MNEMOLAYER_EMBED_THREADS`` (a
-    positive integer), ``MNEMOLAYER_EXTRACTOR`` and ``MNEMOLAYER_SESSIONS`` (``sqlite`` or a Redis URL such as
+    positive integer), ``MNEMOLAYER_EXTRACTOR``, ``MNEMOLAYER_RERANKER`` and ``MNEMOLAYER_SESSIONS`` (``sqlite`` or a Redis URL such as
     ``redis://127.0.0.1:6379/0?prefix=mnemolayer&ttl=86400``, see
     :attr:`Settings.sessions`); and, for LLM extraction,
     ``MNEMOLAYER_LLM_BASE_URL``, ``MNEMOLAYER_LLM_MODEL``, ``MNEMOLAYER_LLM_API_KEY`` and
@@ -288,6 +291,8 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
         )
     if env.get("MNEMOLAYER_EXTRACTOR"):
         values["extractor"] = env["MNEMOLAYER_EXTRACTOR"]
+    if env.get("MNEMOLAYER_RERANKER"):
+        values["reranker"] = env["MNEMOLAYER_RERANKER"]
     if env.get("MNEMOLAYER_SESSIONS"):
         values["sessions"] = check_sessions(env["MNEMOLAYER_SESSIONS"], "MNEMOLAYER_SESSIONS")
     llm = {field: env[var] for var, field in _LLM_ENV.items() if env.get(var)}

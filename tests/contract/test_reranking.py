@@ -5,8 +5,9 @@ time-window hits keep their place, and a failing endpoint leaves recall's own or
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -174,3 +175,74 @@ def test_a_failing_endpoint_leaves_recall_order(
         assert contents(hits) == contents(base)
         assert all("reranker" not in h.scores for h in hits)
     assert sum("recall keeps its own order" in r.getMessage() for r in caplog.records) == 2
+
+
+def test_the_cli_and_its_environment_pass_the_reranker(
+    db_path: Path, clock: FakeClock, server: FakeRerankServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from mnemolayer.cli import app
+
+    with Memory(db_path, embedder="hashing", clock=clock, extractor=None) as plain:
+        fill(plain, TEXTS, clock)
+    base = ["--db", str(db_path), "--embedder", "hashing", "--json"]
+    search = ["search", "coffee", "--user", "u"]
+    out = CliRunner().invoke(app, [*base, "--reranker", f"http:{server.url}", *search])
+    assert out.exit_code == 0, out.output
+    assert len(server.requests) == 1
+    monkeypatch.setenv("MNEMOLAYER_RERANKER", server.url)
+    out = CliRunner().invoke(app, [*base, *search])
+    assert out.exit_code == 0, out.output
+    assert len(server.requests) == 2
+    monkeypatch.delenv("MNEMOLAYER_RERANKER")
+    out = CliRunner().invoke(app, [*base, *search])
+    assert out.exit_code == 0, out.output
+    assert len(server.requests) == 2, "off by default"
+    bad = CliRunner().invoke(app, [*base, "--reranker", "colbert:x", *search])
+    assert bad.exit_code != 0 and "reranker" in bad.output
+
+
+def test_server_tenants_share_the_reranker(
+    new_db: Callable[[str], Any], server: FakeRerankServer
+) -> None:
+    pytest.importorskip("fastapi")
+    from mnemolayer.server.rest.settings import ServerSettings
+    from mnemolayer.server.rest.tenants import TenantPool
+
+    settings = ServerSettings(
+        db=str(new_db("m")), embedder="hashing", extractor="none", reranker=server.url
+    )
+    pool = TenantPool(settings)
+    try:
+        mem = pool.get("default")
+        assert isinstance(pool.reranker, HttpReranker) and mem.reranker is pool.reranker
+        fill(mem, TEXTS, FakeClock())
+        mem.search("coffee", user_id="u")
+        assert len(server.requests) == 1
+    finally:
+        pool.close()
+
+
+def test_async_memory_takes_the_reranker(
+    db_path: Path, clock: FakeClock, server: FakeRerankServer
+) -> None:
+    import anyio
+
+    from mnemolayer import AsyncMemory
+
+    server.favour = {"office"}
+    cfg = RetrievalConfig(rerank_weight=1.0)
+
+    async def run() -> list[Hit]:
+        async with AsyncMemory(
+            db_path, embedder="hashing", clock=clock, extractor=None, retrieval=cfg,
+            reranker=server.url,
+        ) as mem:  # fmt: skip
+            for t in TEXTS:
+                await mem.add(t, user_id="u")
+            return await mem.search("coffee", user_id="u")
+
+    hits = anyio.run(run)
+    assert hits[0].memory.content == "The coffee machine at the office broke again."
+    assert len(server.requests) == 1
