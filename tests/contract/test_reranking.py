@@ -60,8 +60,10 @@ def test_the_reranker_reorders_text_hits(
         db_path, embedder="hashing", clock=clock, extractor=None, retrieval=cfg,
         reranker=f"http:{server.url}",
     ) as mem:  # fmt: skip
-        hits = mem.search("coffee", user_id="u", limit=4)
+        hits = mem.search("coffee", user_id="u", limit=4, explain=True)
     assert hits[0].memory.content == last
+    assert hits[0].explanation is not None
+    assert "reranker 1.000, weight 1" in hits[0].explanation["summary"]
     assert sorted(contents(hits)) == sorted(contents(base))
     assert all(0.0 <= h.scores["reranker"] <= 1.0 for h in hits)
     assert hits[0].scores["reranker"] == 1.0
