@@ -236,3 +236,105 @@ def test_nothing_is_imported_without_a_reranker() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# -- the reranking step on its own --------------------------------------------------------
+
+
+class _Records:
+    """Stands in for the store: records by rowid."""
+
+    def __init__(self, texts: dict[int, tuple[str, str]]) -> None:
+        from mnemolayer.models import MemoryKind
+
+        # the step reads a record's content and kind only
+        self.records = {
+            r: types.SimpleNamespace(content=t, kind=MemoryKind(k)) for r, (t, k) in texts.items()
+        }
+
+    def get_many_by_rowid(self, rowids: Any) -> dict[int, Any]:
+        return {r: self.records[r] for r in rowids if r in self.records}
+
+
+class _ByLength:
+    name = "by-length"
+
+    def __init__(self, answer: list[float] | None = None) -> None:
+        self.answer = answer
+        self.seen: list[list[str]] = []
+
+    def rerank(self, query: str, texts: Any) -> list[float]:
+        self.seen.append(list(texts))
+        return self.answer if self.answer is not None else [float(len(t)) for t in texts]
+
+
+def _breakdown(n: int, **marks: dict[int, float]) -> dict[str, Any]:
+    import numpy as np
+
+    out: dict[str, Any] = {"final": np.linspace(0.9, 0.1, n)}
+    for key, at in marks.items():
+        col = np.full(n, np.nan) if key != "time_window" else np.zeros(n)
+        for i, v in at.items():
+            col[i] = v
+        out[key] = col
+    return out
+
+
+@pytest.mark.parametrize(
+    "marks",
+    [{"fact_key": {0: 0.8}}, {"time_window": {0: 1.0}}, {"truth": {0: 0.9}}],
+    ids=["fact_key", "time_window", "truth"],
+)
+def test_structure_derived_candidates_keep_their_place(marks: dict[str, Any]) -> None:
+    import numpy as np
+
+    from mnemolayer.config import RetrievalConfig
+    from mnemolayer.retrieval.reranking import rerank_order
+
+    store = _Records({10: ("a", "episodic"), 11: ("bb", "episodic"), 12: ("cccc", "episodic")})
+    scores = _breakdown(3, **marks)
+    model = _ByLength()
+    order = rerank_order(
+        model, RetrievalConfig(rerank_weight=1.0), "q", [10, 11, 12], np.arange(3), scores,
+        frozenset(), {}, store,  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert order.tolist() == [0, 2, 1]  # 0 stays first; the reranker swaps the others
+    assert model.seen == [["bb", "cccc"]]
+    assert np.isnan(scores["reranker"][0]) and scores["reranker"][2] == 1.0
+
+
+def test_fact_records_and_their_messages_keep_their_place() -> None:
+    import numpy as np
+
+    from mnemolayer.config import RetrievalConfig
+    from mnemolayer.retrieval.reranking import rerank_order
+
+    texts = {1: ("m", "episodic"), 2: ("fact", "semantic"), 3: ("x", "episodic"),
+             4: ("yyyy", "episodic")}  # fmt: skip
+    scores = _breakdown(4)
+    order = rerank_order(
+        _ByLength(), RetrievalConfig(rerank_weight=1.0), "q", [1, 2, 3, 4], np.arange(4),
+        scores, frozenset({2}), {1: {2}, 2: {1}}, _Records(texts),  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert order.tolist() == [0, 1, 3, 2]
+
+
+def test_a_reranker_giving_the_wrong_count_changes_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import numpy as np
+
+    from mnemolayer.config import RetrievalConfig
+    from mnemolayer.retrieval.reranking import rerank_order
+
+    store = _Records({10: ("a", "episodic"), 11: ("bb", "episodic"), 12: ("cccc", "episodic")})
+    scores = _breakdown(3)
+    before = scores["final"].copy()
+    order = np.arange(3)
+    out = rerank_order(
+        _ByLength([1.0]), RetrievalConfig(), "q", [10, 11, 12], order, scores, frozenset(), {},
+        store,  # type: ignore[arg-type]
+    )  # fmt: skip
+    assert out is order and "reranker" not in scores
+    assert (scores["final"] == before).all()
+    assert "recall keeps its own order" in caplog.text
