@@ -18,7 +18,14 @@ from mnemolayer.errors import MnemolayerError, UsageError
 if TYPE_CHECKING:
     from typer._click import Context as ClickContext  # typer vendors click privately
 
-__all__ = ["EmbedderOption", "ErrorGroup", "ExtractorOption", "JsonOption", "fail"]
+__all__ = [
+    "EmbedderOption",
+    "ErrorGroup",
+    "ExtractorOption",
+    "JsonOption",
+    "RerankerOption",
+    "fail",
+]
 
 #: ``--embedder``: the registry's embedder name; ``None``: the settings' (environment).
 EmbedderOption = Annotated[
@@ -31,6 +38,15 @@ ExtractorOption = Annotated[
     typer.Option(
         help="Fact extractor: rules, llm or none.",
         show_default="$MNEMOLAYER_EXTRACTOR or rules",
+    ),
+]
+#: ``--reranker``: recall's optional reranker; ``None``: the settings' (environment).
+RerankerOption = Annotated[
+    str | None,
+    typer.Option(
+        help="Optional reranker for search: http:URL (a /rerank endpoint), "
+        "cross-encoder:NAME_OR_PATH, or none.",
+        show_default="$MNEMOLAYER_RERANKER or none",
     ),
 ]
 #: ``--json``: one JSON document on stdout instead of tables.

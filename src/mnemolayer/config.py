@@ -127,9 +127,17 @@ class RetrievalConfig(BaseModel):
             only (:func:`mnemolayer.retrieval.expand.aggregation_shaped`: "What
             activities does Melanie do?", "How many times…"), whose answers sit in
             different sessions; 0 turns it off. Default 5, chosen by cross-validation
-            (multi-hop recall@10 +0.012 on LoCoMo dev, recall@5 unchanged).
-        The measured effect of each is in docs/benchmarks.md ("Multi-hop and
-        aggregation").
+            (multi-hop recall@10 +0.012 on LoCoMo dev, recall@5 unchanged). The
+            measured effect of each multi-hop setting is in docs/benchmarks.md
+            ("Multi-hop and aggregation").
+        rerank_top: with a reranker configured (``Memory(reranker=...)``; none by
+            default), how many of the best candidates it sees; those derived from facts,
+            the time window or the truth step keep their place
+            (:mod:`mnemolayer.retrieval.reranking`). Each search sends this many texts.
+        rerank_weight: ``w`` of the blend ``final = (1 - w)·final + w·reranker`` (the
+            reranker's scores min-max normalised over the call). 0.5 by default: an
+            even split, not tuned (no reranker is bundled to tune it with); 1 orders the
+            free candidates by the reranker alone, 0 turns its effect off.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -172,6 +180,8 @@ class RetrievalConfig(BaseModel):
     time_window: bool = True
     time_boost: float = Field(0.5, ge=0.0, le=10.0)
     time_min_hits: int = Field(1, ge=0, le=1000)
+    rerank_top: int = Field(20, ge=1, le=1000)
+    rerank_weight: float = Field(0.5, ge=0.0, le=1.0)
 
     @property
     def uses_conversation(self) -> bool:
@@ -258,6 +268,8 @@ class Settings(BaseModel):
             ``"sqlite"`` (default, the store's own file) or a ``redis://``,
             ``rediss://`` or ``unix://`` URL, optionally with ``prefix=`` and ``ttl=``
             (seconds) options (see :mod:`mnemolayer.store.redis_sessions`).
+        reranker: recall's optional reranker (``Memory(reranker=...)``): ``"none"``
+            (default), ``"http:URL"`` or ``"cross-encoder:NAME_OR_PATH"``.
     """
 
     # A sessions URL may carry a password: keep input values out of error messages.
@@ -269,6 +281,7 @@ class Settings(BaseModel):
     extractor: str = "rules"
     llm: LLMSettings | None = None
     sessions: str = "sqlite"
+    reranker: str = "none"
 
     @field_validator("sessions")
     @classmethod
@@ -296,7 +309,7 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     """Build :class:`Settings` from the environment (``env``, default ``os.environ``).
 
     Reads ``MNEMOLAYER_DB``, ``MNEMOLAYER_EMBEDDER``, ``MNEMOLAYER_EMBED_THREADS`` (a
-    positive integer), ``MNEMOLAYER_EXTRACTOR`` and ``MNEMOLAYER_SESSIONS`` (``sqlite`` or a Redis URL such as
+    positive integer), ``MNEMOLAYER_EXTRACTOR``, ``MNEMOLAYER_RERANKER`` and ``MNEMOLAYER_SESSIONS`` (``sqlite`` or a Redis URL such as
     ``redis://127.0.0.1:6379/0?prefix=mnemolayer&ttl=86400``, see
     :attr:`Settings.sessions`); and, for LLM extraction,
     ``MNEMOLAYER_LLM_BASE_URL``, ``MNEMOLAYER_LLM_MODEL``, ``MNEMOLAYER_LLM_API_KEY`` and
@@ -320,6 +333,8 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
         )
     if env.get("MNEMOLAYER_EXTRACTOR"):
         values["extractor"] = env["MNEMOLAYER_EXTRACTOR"]
+    if env.get("MNEMOLAYER_RERANKER"):
+        values["reranker"] = env["MNEMOLAYER_RERANKER"]
     if env.get("MNEMOLAYER_SESSIONS"):
         values["sessions"] = check_sessions(env["MNEMOLAYER_SESSIONS"], "MNEMOLAYER_SESSIONS")
     llm = {field: env[var] for var, field in _LLM_ENV.items() if env.get(var)}

@@ -15,7 +15,8 @@ wrong) are kept apart from runtime errors (the store or a model failed)::
         │   ├── StoreCorruptError   the file is not a healthy database ("database corrupt: <path>")
         │   └── StoreBusyError      the database stayed locked past the retry budget
         ├── EmbeddingModelMismatchError   the store was built with another embedding model
-        └── EmbedderError           the embedding model failed
+        ├── EmbedderError           the embedding model failed
+        └── RerankerError           the optional reranker failed or cannot be reached
 
 Foreign exceptions (``sqlite3.Error``, ``pydantic.ValidationError``) are mapped at the
 boundary with ``raise ... from``, so the original stays in ``__cause__``.
@@ -30,6 +31,7 @@ __all__ = [
     "MnemolayerError",
     "MnemolayerRuntimeError",
     "NotFoundError",
+    "RerankerError",
     "ScopeRequiredError",
     "StoreBusyError",
     "StoreCorruptError",
@@ -131,3 +133,17 @@ class EmbeddingModelMismatchError(MnemolayerRuntimeError):
 
 class EmbedderError(MnemolayerRuntimeError):
     """The embedding model could not be loaded or failed to embed."""
+
+
+class RerankerError(MnemolayerRuntimeError):
+    """The optional reranker (``Memory(reranker=...)``) could not be loaded or reached,
+    or answered something unusable. Recall catches it and keeps its own order.
+
+    Attributes:
+        setting: what to fix: ``"reranker"`` (the URL or model name) or
+            ``"MNEMOLAYER_RERANK_API_KEY"``.
+    """
+
+    def __init__(self, message: str, *, setting: str = "reranker") -> None:
+        super().__init__(message)
+        self.setting = setting

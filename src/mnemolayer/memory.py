@@ -43,7 +43,7 @@ from mnemolayer.privacy.export import Transfer
 from mnemolayer.privacy.markdown import MarkdownView
 from mnemolayer.privacy.redact import RedactionConfig
 from mnemolayer.privacy.wiring import resolve_privacy
-from mnemolayer.protocols import Progress
+from mnemolayer.protocols import Progress, Reranker
 from mnemolayer.retrieval.search import Searcher
 
 __all__ = ["Memory", "MessageInput", "Progress"]
@@ -127,6 +127,12 @@ class Memory:
             ``None``/``False`` (default: plain). Per-user data keys live in the keyring
             file ``<db>.keys`` (:attr:`keyring`). Only a new, empty store can be made
             encrypted; an encrypted store cannot be opened without its key.
+        reranker: recall's optional reranking step, off by default (``None``):
+            ``"http:URL"`` (a TEI, Jina or Cohere-style ``/rerank`` endpoint),
+            ``"cross-encoder:NAME_OR_PATH"`` (the ``st`` extra), or a
+            :class:`~mnemolayer.protocols.Reranker`; ``RetrievalConfig.rerank_top`` and
+            ``rerank_weight`` set how far it reaches (:mod:`mnemolayer.retrieval.reranking`).
+            A reranker failing at search time leaves recall's own order.
 
     Attributes:
         keyring: the :class:`~mnemolayer.crypto.KeyRing` of an encrypted store, else
@@ -153,6 +159,7 @@ class Memory:
         importance: ImportanceEstimator | str = "rules",
         privacy: RedactionConfig | str | bool | None = "default",
         encryption: EncryptionConfig | bool | None = None,
+        reranker: Reranker | str | None = None,
     ) -> None:
         where = registry.store_target(path, encryption)  # nothing is opened yet
         self.path = where.path
@@ -177,6 +184,7 @@ class Memory:
             self.importance_estimator = registry.get_importance(importance)
             self.summarizer: Summarizer = registry.get_summarizer(summarizer, extractor=extractor_)
             self.sessions: SessionStore = registry.get_session_store(sessions, self.store)
+            self.reranker = registry.get_reranker(reranker)
         except BaseException:
             self._close_store()
             raise
@@ -185,11 +193,13 @@ class Memory:
             part
             for spec, part in ((extractor, extractor_), (summarizer, self.summarizer),
                                (sessions, self.sessions),
-                               (importance, self.importance_estimator))
+                               (importance, self.importance_estimator),
+                               (reranker, self.reranker))
             if isinstance(spec, str) and not isinstance(part, SQLiteSessionStore)
         ]  # fmt: skip
         self.semantic = SemanticLayer(self.store, extractor_)
         self._searcher = Searcher(self.store, self.embedder, self.retrieval)
+        self._searcher.reranker = self.reranker
         self._wire()
 
     def _wire(self) -> None:

@@ -3,7 +3,8 @@ be swapped (the store, the models, the clock), in one place on the bottom floor.
 
 Every backend implements its protocol from here: :class:`Embedder`, :class:`Extractor`,
 :class:`Summarizer`, :class:`ImportanceEstimator`, :class:`TokenCounter`, :class:`Clock`,
-:class:`SessionStore`, :class:`ChatModel`, :class:`Store` and :class:`EpisodicSink`. The
+:class:`SessionStore`, :class:`ChatModel`, :class:`Reranker`, :class:`Store` and
+:class:`EpisodicSink`. The
 values they exchange are in :mod:`mnemolayer.values`; this module imports nothing of
 mnemolayer above them and :mod:`mnemolayer.models`, so any module may depend on it. The
 protocols keep their older import paths too (``mnemolayer.embed.Embedder``,
@@ -41,6 +42,7 @@ __all__ = [
     "Extractor",
     "ImportanceEstimator",
     "Progress",
+    "Reranker",
     "SessionStore",
     "Store",
     "Summarizer",
@@ -284,6 +286,43 @@ class ChatModel(Protocol):
 
     def close(self) -> None:
         """Release the connections."""
+        ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """Scores how well each text answers a query, for recall's optional reranking step
+    (:mod:`mnemolayer.retrieval.reranking`); off unless ``Memory(reranker=...)`` names one.
+
+    Providers: :class:`mnemolayer.rerank.http.HttpReranker` (a TEI, Jina or Cohere-style
+    ``/rerank`` endpoint) and :class:`mnemolayer.rerank.cross_encoder.CrossEncoderReranker`
+    (sentence-transformers). A cross-encoder reads query and text together (Nogueira and
+    Cho, "Passage Re-ranking with BERT", arXiv:1901.04085).
+
+    Attributes:
+        name: what the reranker is, for logs (``"http:<url>"``, ``"cross-encoder:<model>"``).
+    """
+
+    name: str
+
+    def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        """One relevance per text, in ``texts`` order; higher is more relevant.
+
+        The scale is the model's own (logits, or probabilities in [0, 1]): recall only
+        compares the scores of one call, after min-max normalising them.
+
+        Args:
+            query: the search query.
+            texts: the candidates' contents; may be empty (then ``[]``).
+
+        Returns:
+            ``len(texts)`` finite floats.
+
+        Raises:
+            RerankerError: the model could not be reached or loaded, timed out, or
+                answered something that is not one score per text (the message names
+                the setting to fix).
+        """
         ...
 
 

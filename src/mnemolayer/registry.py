@@ -28,6 +28,7 @@ from mnemolayer.protocols import (
     Embedder,
     Extractor,
     ImportanceEstimator,
+    Reranker,
     SessionStore,
     Store,
     Summarizer,
@@ -44,6 +45,7 @@ __all__ = [
     "EMBEDDERS",
     "EXTRACTORS",
     "IMPORTANCE",
+    "RERANKERS",
     "SESSIONS",
     "STORES",
     "SUMMARIZERS",
@@ -54,6 +56,7 @@ __all__ = [
     "get_embedder",
     "get_extractor",
     "get_importance",
+    "get_reranker",
     "get_session_store",
     "get_summarizer",
     "get_token_counter",
@@ -63,7 +66,9 @@ __all__ = [
     "store_target",
 ]
 
-Seam = Literal["embedder", "extractor", "summarizer", "importance", "tokens", "sessions"]
+Seam = Literal[
+    "embedder", "extractor", "summarizer", "importance", "tokens", "sessions", "reranker"
+]
 #: A table entry: ``"module:attribute"`` of a factory, or the factory.
 Factory = str | Callable[..., Any]
 
@@ -90,6 +95,13 @@ SUMMARIZERS: dict[str, Factory] = {
 IMPORTANCE: dict[str, Factory] = {
     "rules": "mnemolayer.lifecycle.importance:RuleImportance",
     "llm": "mnemolayer.lifecycle.llm_importance:LLMImportance",
+}
+#: Rerankers by prefix (``Memory(reranker="http:http://127.0.0.1:8080/rerank")``), off by
+#: default; ``"none"``: off.
+RERANKERS: dict[str, Factory] = {
+    "http": "mnemolayer.rerank.http:HttpReranker",
+    "cross-encoder": "mnemolayer.rerank.cross_encoder:CrossEncoderReranker",
+    "none": "",
 }
 #: Token counters by backend (``Memory.working(counter=...)``, ``Memory.context(counter=...)``).
 #: A factory takes the encoding (``None``: its default); a name is ``"backend:encoding"``,
@@ -280,6 +292,49 @@ def get_importance(spec: ImportanceEstimator | str) -> ImportanceEstimator:
     if isinstance(spec, type) or not isinstance(spec, ImportanceEstimator):
         raise ValidationError(
             "importance", "must be 'rules', 'llm' or have an estimate(text) method"
+        )
+    return spec
+
+
+# -- reranker -----------------------------------------------------------------------------
+
+
+def get_reranker(spec: Reranker | str | None) -> Reranker | None:
+    """Resolve ``Memory(reranker=...)`` (recall's optional reranking step).
+
+    Args:
+        spec: ``None`` or ``"none"`` (default: no reranker, nothing imported);
+            ``"http:URL"`` (or the URL alone) → :class:`mnemolayer.rerank.http.HttpReranker`
+            for a TEI, Jina or Cohere-style ``/rerank`` endpoint (key from
+            ``MNEMOLAYER_RERANK_API_KEY``, model from ``MNEMOLAYER_RERANK_MODEL``);
+            ``"cross-encoder:NAME_OR_PATH"`` →
+            :class:`mnemolayer.rerank.cross_encoder.CrossEncoderReranker` (the ``st``
+            extra; local files only); a :class:`Reranker` is used as is.
+
+    Raises:
+        ValidationError: (field ``"reranker"``) an unknown prefix, a bad URL, or an
+            object without ``rerank``.
+        MissingExtraError: ``"cross-encoder:..."`` without sentence-transformers.
+        RerankerError: the cross-encoder's model is not on disk.
+    """
+    if spec is None or spec == "none":
+        return None
+    if isinstance(spec, str):
+        if spec.startswith(("http://", "https://")):
+            prefix, rest = "http", spec
+        else:
+            prefix, _, rest = spec.partition(":")
+        ref = RERANKERS.get(prefix)
+        if not ref or not rest:
+            known = ", ".join(f"'{k}:...'" for k in RERANKERS if k != "none")
+            raise ValidationError(
+                "reranker", f"unknown reranker {spec!r}; choose {known} or 'none'"
+            )
+        reranker: Reranker = _load(ref)(rest)
+        return reranker
+    if isinstance(spec, type) or not isinstance(spec, Reranker):
+        raise ValidationError(
+            "reranker", "must have a name and a rerank(query, texts) -> list[float] method"
         )
     return spec
 
@@ -493,6 +548,7 @@ _RESOLVERS: Mapping[str, Callable[..., Any]] = {
     "importance": get_importance,
     "tokens": get_token_counter,
     "sessions": get_session_store,
+    "reranker": get_reranker,
 }
 
 

@@ -24,7 +24,13 @@ from rich.table import Table
 from rich.text import Text
 
 from mnemolayer import __version__
-from mnemolayer._clikit import EmbedderOption, ErrorGroup, ExtractorOption, JsonOption
+from mnemolayer._clikit import (
+    EmbedderOption,
+    ErrorGroup,
+    ExtractorOption,
+    JsonOption,
+    RerankerOption,
+)
 from mnemolayer.config import default_db_path, settings_from_env
 from mnemolayer.crypto import env_requests_encryption
 from mnemolayer.errors import UsageError, ValidationError
@@ -56,6 +62,7 @@ class _State:
     err: Console
     privacy: str = "default"
     embed_threads: int | None = None
+    reranker: str = "none"
 
 
 def _version(value: bool) -> None:
@@ -84,6 +91,7 @@ def _root(
         ),
     ] = None,
     extractor: ExtractorOption = None,
+    reranker: RerankerOption = None,
     privacy: Annotated[
         str | None,
         typer.Option(
@@ -108,6 +116,7 @@ def _root(
         err=Console(stderr=True),
         privacy=_privacy(privacy),
         embed_threads=embed_threads or settings.embed_threads,
+        reranker=reranker or settings.reranker,
     )
 
 
@@ -152,6 +161,7 @@ def _open(
         extractor=state.extractor if extract else None,
         sessions=state.sessions,
         privacy=state.privacy,
+        reranker=state.reranker,
         # Encryption at rest when MNEMOLAYER_MASTER_KEY or MNEMOLAYER_MASTER_KEY_FILE is set.
         encryption=True if env_requests_encryption() else None,
     )

@@ -66,6 +66,10 @@ def serve(
     extractor: Annotated[
         str | None, typer.Option(help="Fact extractor.", show_default="global --extractor")
     ] = None,
+    reranker: Annotated[
+        str | None,
+        typer.Option(help="Optional reranker for search.", show_default="global --reranker"),
+    ] = None,
     max_body_bytes: Annotated[
         int, typer.Option(help="Larger request bodies get 413.", min=1024, max=1024**3)
     ] = DEFAULT_MAX_BODY_BYTES,
@@ -98,6 +102,7 @@ def serve(
         embedder=embedder or state.embedder,
         embed_threads=state.embed_threads,
         extractor=extractor or state.extractor,
+        reranker=reranker or state.reranker,
         max_body_bytes=max_body_bytes,
         maintain_every_s=every,
         privacy=state.privacy,

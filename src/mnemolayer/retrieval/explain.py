@@ -55,6 +55,8 @@ def ranking_explanation(
         notes.append(f"context {scores['context']:.3f}")
     if scores.get("outdated"):
         notes.append(f"outdated ×{1.0 - retrieval.outdated_penalty:g}")
+    if "reranker" in scores:  # the optional reranking step blended into final
+        notes.append(f"reranker {scores['reranker']:.3f}, weight {retrieval.rerank_weight:g}")
     kept = (
         "pinned, retention 1"
         if parts.pinned

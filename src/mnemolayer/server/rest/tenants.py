@@ -9,7 +9,8 @@ from mnemolayer.crypto import env_requests_encryption
 from mnemolayer.embed.base import Embedder
 from mnemolayer.extract.base import Extractor
 from mnemolayer.memory import Memory
-from mnemolayer.registry import get_embedder, get_extractor
+from mnemolayer.protocols import Reranker
+from mnemolayer.registry import get_embedder, get_extractor, get_reranker
 from mnemolayer.server.rest.settings import DEFAULT_TENANT, ServerSettings, check_tenant
 
 __all__ = ["TenantPool"]
@@ -20,7 +21,8 @@ _WINDOW_LOCKS = 64
 
 
 class TenantPool:
-    """One :class:`Memory` per tenant, all sharing one embedder and one extractor.
+    """One :class:`Memory` per tenant, all sharing one embedder, one extractor and the
+    optional reranker.
 
     Args:
         settings: where the stores live and which models they use.
@@ -37,6 +39,7 @@ class TenantPool:
             else get_embedder(settings.embedder, threads=settings.embed_threads)
         )
         self.extractor: Extractor | None = get_extractor(settings.extractor)
+        self.reranker: Reranker | None = get_reranker(settings.reranker)
         self._stores: dict[str, Memory] = {}
         self._locks: dict[str, list[threading.Lock]] = {}
         self._lock = threading.Lock()
@@ -68,6 +71,7 @@ class TenantPool:
                     path,
                     embedder=self.embedder,
                     extractor=self.extractor,
+                    reranker=self.reranker,
                     privacy=self.settings.privacy,
                     # Encrypted at rest when MNEMOLAYER_MASTER_KEY[_FILE] is set.
                     encryption=True if env_requests_encryption() else None,
@@ -105,3 +109,6 @@ class TenantPool:
             stores, self._stores = list(self._stores.values()), {}
         for mem in stores:
             mem.close()
+        closer = getattr(self.reranker, "close", None)
+        if callable(closer):
+            closer()
