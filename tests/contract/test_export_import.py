@@ -96,7 +96,7 @@ def test_the_docs_name_the_version_export_writes() -> None:
     """Memory.export's docstring and the user docs say the version the header carries."""
     written = f'"version": {EXPORT_VERSION}'
     assert written in (Memory.export.__doc__ or "")
-    docs = Path(__file__).resolve().parents[1] / "docs"
+    docs = Path(__file__).resolve().parents[2] / "docs"
     assert f"format version {EXPORT_VERSION}" in (docs / "cli.md").read_text(encoding="utf-8")
     privacy = (docs / "privacy.md").read_text(encoding="utf-8")
     assert f"(version {EXPORT_VERSION}; 1–{EXPORT_VERSION - 1} are still read)" in privacy

@@ -105,12 +105,23 @@ def _step(console: Console, number: int, title: str, code: str) -> None:
 
 
 def _provenance(memory: Memory, hit: Any, user_id: str) -> str:
-    """Where a hit came from: its turn, or for a fact the turns it was extracted from."""
+    """Where a hit came from: its turn (and the facts extracted from it, collapsed into the
+    same hit), or for a fact the turns it was extracted from."""
     record = hit.memory
     when = (record.occurred_at or record.created_at).strftime("%d %b %Y")
     turn = record.metadata.get("dia_id")
     if turn is not None:
-        return f"{record.session_id} · turn {turn} · {record.speaker} · {when}"
+        # A fact extracted from this turn comes collapsed into its hit (Hit.provenance).
+        facts = []
+        for other_id in hit.provenance[1:]:
+            try:
+                other = memory.get(other_id, user_id=user_id)
+            except Exception:  # deleted since: nothing to show
+                continue
+            if other.kind == "semantic":
+                facts.append(f"fact: {other.content}")
+        stated = "".join(f" · {f}" for f in facts)
+        return f"{record.session_id} · turn {turn} · {record.speaker} · {when}{stated}"
     sources = []
     for source_id in record.source_ids:
         try:

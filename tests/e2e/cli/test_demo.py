@@ -73,7 +73,8 @@ def test_it_recalls_with_scores_and_provenance(output: str) -> None:
     assert "What is the name of Devin's dog?" in output
     assert "vector · keyword" in output
     assert "session-1 · turn D1:" in output  # an episode's provenance
-    assert "fact · from turn D" in output  # a fact's provenance: the turn it came from
+    # A fact and the turn it came from are one hit, the fact in its provenance.
+    assert "turn D1:8 · Devin · 14 Mar 2024 · fact: Devin has a pet Biscuit" in output
 
 
 def test_a_newer_fact_closes_the_older_one_and_history_is_kept(output: str) -> None:
