@@ -130,6 +130,12 @@ class RetrievalConfig(BaseModel):
             (multi-hop recall@10 +0.012 on LoCoMo dev, recall@5 unchanged).
         The measured effect of each is in docs/benchmarks.md ("Multi-hop and
         aggregation").
+        named_time_weight: a query that writes out a day ("on April 27th", ``4月27号``)
+            or asks about the first conversation lifts the candidates of that day or
+            conversation: relevance ``(rel + w·named) / (1 + w)`` when any candidate is
+            named (:mod:`mnemolayer.retrieval.named_time`). The default 1 is a rule, not
+            a fitted weight: every named candidate ranks above every other before the
+            conversation features. 0 turns it off.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -166,6 +172,7 @@ class RetrievalConfig(BaseModel):
     mmr_lambda: float = Field(1.0, ge=0.0, le=1.0)
     session_cap: int = Field(0, ge=0, le=1000)
     aggregation_session_cap: int = Field(5, ge=0, le=1000)
+    named_time_weight: float = Field(1.0, ge=0.0, le=5.0)
 
     truth: bool = True
     collapse_facts: bool = True

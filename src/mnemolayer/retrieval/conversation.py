@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from mnemolayer.store.base import SQLStore
 from mnemolayer.text.stem import stemmed_terms
@@ -57,6 +58,7 @@ class ConversationIndex:
         speakers: every speaker name that occurs, lower-cased.
         terms: rowid → the turn's own stemmed words.
         turns: per session number, its rowids in order.
+        when: rowid → the turn's event time (``occurred_at``, else its creation time).
     """
 
     session: dict[int, int] = field(default_factory=dict)
@@ -69,6 +71,7 @@ class ConversationIndex:
     speakers: frozenset[str] = frozenset()
     terms: dict[int, list[str]] = field(default_factory=dict)
     turns: list[list[int]] = field(default_factory=list)
+    when: dict[int, datetime] = field(default_factory=dict)
 
 
 def _split_sessions(order: list[int]) -> list[list[int]]:
@@ -101,6 +104,7 @@ def build_conversation_index(store: SQLStore, user_id: str) -> ConversationIndex
         for i, r in enumerate(turns):
             rec = records[r]
             idx.session[r] = number
+            idx.when[r] = rec.occurred_at or rec.created_at
             if i:
                 idx.previous[r] = turns[i - 1]
             who = (rec.speaker or "").strip().lower()
