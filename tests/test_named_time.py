@@ -1,5 +1,7 @@
 """Recall lifts the day or conversation a query names (mnemolayer.retrieval.named_time):
-through the public API on both engines, English and Chinese, and on the pure functions."""
+through the public API on both engines, English and Chinese, and on the pure functions;
+and a memory holding a whole exchange is not penalised as a question
+(mnemolayer.retrieval.structure)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ from mnemolayer.lifecycle.clock import FakeClock
 from mnemolayer.models import Message
 from mnemolayer.retrieval.conversation import ConversationIndex
 from mnemolayer.retrieval.named_time import first_session, lift_named, named_mask, named_turns
+from mnemolayer.retrieval.structure import conversation_features
+from mnemolayer.text.stem import stemmed_terms
 
 
 def _day(y: int, m: int, d: int, second: int = 0) -> datetime:
@@ -132,3 +136,17 @@ def test_the_lift_puts_every_named_candidate_first_and_only_when_one_is_named() 
     assert np.allclose(out, [0.45, 0.6, 0.7]) and out[1:].min() > out[0]
     assert lift_named(rel, np.zeros(3), 1.0) is rel
     assert lift_named(rel, np.ones(3), 0.0) is rel
+
+
+def test_an_exchange_ending_with_a_question_is_not_penalised() -> None:
+    texts = {
+        1: "Lin: I am planning a trip to New Zealand.\nAI: Will you go skiing?",
+        2: "Will you go skiing?",
+    }
+    idx = ConversationIndex(turns=[[1, 2]])
+    for r, text in texts.items():
+        idx.session[r], idx.terms[r] = 0, stemmed_terms(text)
+        idx.asks.add(r)
+    idx.exchanges.add(1)
+    f = conversation_features("trip", [1, 2], np.zeros(2), idx)
+    assert f["question"].tolist() == [0.0, 1.0]

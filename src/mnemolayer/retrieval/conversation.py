@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from mnemolayer.store.base import SQLStore
+from mnemolayer.text.speakers import is_transcript
 from mnemolayer.text.stem import stemmed_terms
 
 __all__ = ["ConversationIndex", "Corpus", "build_conversation_index"]
@@ -53,6 +54,9 @@ class ConversationIndex:
         previous: rowid → the turn before it in its session.
         speaker: rowid → lower-cased speaker name ("" when unknown).
         asks: rowids whose text ends with a question mark.
+        exchanges: rowids whose text is an exchange of several labelled lines
+            (:func:`~mnemolayer.text.speakers.is_transcript`): a question and what
+            answers it can be in one memory.
         window: per rowid, its position in :attr:`windows` (prev + turn + next).
         windows, sessions: BM25 corpora over turn windows and whole sessions.
         speakers: every speaker name that occurs, lower-cased.
@@ -65,6 +69,7 @@ class ConversationIndex:
     previous: dict[int, int] = field(default_factory=dict)
     speaker: dict[int, str] = field(default_factory=dict)
     asks: set[int] = field(default_factory=set)
+    exchanges: set[int] = field(default_factory=set)
     window: dict[int, int] = field(default_factory=dict)
     windows: Corpus = field(default_factory=Corpus)
     sessions: Corpus = field(default_factory=Corpus)
@@ -113,6 +118,8 @@ def build_conversation_index(store: SQLStore, user_id: str) -> ConversationIndex
                 names.add(who)
             if texts[r].rstrip().endswith(("?", "？")):
                 idx.asks.add(r)
+                if is_transcript(texts[r]):
+                    idx.exchanges.add(r)
             around = turns[max(i - 1, 0) : i + 2]
             idx.window[r] = idx.windows.add([t for n in around for t in idx.terms[n]])
     idx.windows.close()
