@@ -73,8 +73,7 @@ class RetrievalConfig(BaseModel):
             ``1 - outdated_penalty``: a superseded fact (shown with ``include_history``),
             and a message whose no-longer-true fact matches the query about as well as its
             current ones (so "Lena lives in Lisbon" ranks below "Lena moved to Porto").
-        session_weight, reply_weight, speaker_weight, question_penalty,
-        window_keyword_weight, session_keyword_weight, time_word_weight: the
+        session_weight, reply_weight, speaker_weight, question_penalty, window_keyword_weight, session_keyword_weight, time_word_weight: the
             conversation features of :mod:`mnemolayer.retrieval.structure`, added to
             the fused relevance as ``(rel + Σ w·f) / (1 + Σ w)``: the best relevance in
             the turn's session (soft session prior), the relevance of the question the
