@@ -126,9 +126,9 @@ class RetrievalConfig(BaseModel):
             only (:func:`mnemolayer.retrieval.expand.aggregation_shaped`: "What
             activities does Melanie do?", "How many times…"), whose answers sit in
             different sessions; 0 turns it off. Default 5, chosen by cross-validation
-            (multi-hop recall@10 +0.012 on LoCoMo dev, recall@5 unchanged).
-        The measured effect of each is in docs/benchmarks.md ("Multi-hop and
-        aggregation").
+            (multi-hop recall@10 +0.012 on LoCoMo dev, recall@5 unchanged). The
+            measured effect of each multi-hop knob is in docs/benchmarks.md
+            ("Multi-hop and aggregation").
         named_time_weight: a query that writes out a day ("on April 27th", ``4月27号``)
             or asks about the first conversation lifts the candidates of that day or
             conversation: relevance ``(rel + w·named) / (1 + w)`` when any candidate is
