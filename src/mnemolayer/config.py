@@ -73,8 +73,7 @@ class RetrievalConfig(BaseModel):
             ``1 - outdated_penalty``: a superseded fact (shown with ``include_history``),
             and a message whose no-longer-true fact matches the query about as well as its
             current ones (so "Lena lives in Lisbon" ranks below "Lena moved to Porto").
-        session_weight, reply_weight, speaker_weight, question_penalty,
-        window_keyword_weight, session_keyword_weight, time_word_weight: the
+        session_weight, reply_weight, speaker_weight, question_penalty, window_keyword_weight, session_keyword_weight, time_word_weight: the
             conversation features of :mod:`mnemolayer.retrieval.structure`, added to
             the fused relevance as ``(rel + Σ w·f) / (1 + Σ w)``: the best relevance in
             the turn's session (soft session prior), the relevance of the question the
@@ -138,6 +137,12 @@ class RetrievalConfig(BaseModel):
             reranker's scores min-max normalised over the call). 0.5 by default: an
             even split, not tuned (no reranker is bundled to tune it with); 1 orders the
             free candidates by the reranker alone, 0 turns its effect off.
+        named_time_weight: a query that writes out a day ("on April 27th", ``4月27号``)
+            or asks about the first conversation lifts the candidates of that day or
+            conversation: relevance ``(rel + w·named) / (1 + w)`` when any candidate is
+            named (:mod:`mnemolayer.retrieval.named_time`). The default 1 is a rule, not
+            a fitted weight: every named candidate ranks above every other before the
+            conversation features. 0 turns it off.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -174,6 +179,7 @@ class RetrievalConfig(BaseModel):
     mmr_lambda: float = Field(1.0, ge=0.0, le=1.0)
     session_cap: int = Field(0, ge=0, le=1000)
     aggregation_session_cap: int = Field(5, ge=0, le=1000)
+    named_time_weight: float = Field(1.0, ge=0.0, le=5.0)
 
     truth: bool = True
     collapse_facts: bool = True

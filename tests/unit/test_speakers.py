@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemolayer.text.speakers import split_speaker, strip_speaker
+from mnemolayer.text.speakers import is_transcript, split_speaker, strip_speaker
 
 
 @pytest.mark.parametrize(
@@ -74,3 +74,18 @@ def test_strip_speaker_removes_only_the_named_label() -> None:
     assert strip_speaker("Caroline: I went hiking", "Melanie") == "Caroline: I went hiking"
     assert strip_speaker("Note: buy milk", "Note") == "Note: buy milk"
     assert strip_speaker("I went hiking", None) == "I went hiking"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Linda: Any tips for sleeping?\nAI: Try a warm bath. Does that help?", True),
+        ("User: hello\nAI: Hi, how can I help?", True),
+        ("张曼婷：我最近在学画画。\nAI：你喜欢哪位画家？", True),
+        ("Linda: Any tips for sleeping?", False),
+        ("Any tips for sleeping?\nAI: Try a warm bath.", False),
+        ("I said: hello\nthen left", False),
+    ],
+)
+def test_an_exchange_of_labelled_lines_is_a_transcript(text: str, expected: bool) -> None:
+    assert is_transcript(text) is expected

@@ -22,6 +22,7 @@ from mnemolayer.query import Scope
 from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates
 from mnemolayer.retrieval.bm25 import bm25_scores, idf
 from mnemolayer.retrieval.conversation import ConversationIndex, build_conversation_index
+from mnemolayer.retrieval.named_time import named_turns
 from mnemolayer.retrieval.vectors import UserVectors, VectorCache
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.graph import GraphStore, normalize_name
@@ -275,13 +276,20 @@ class CandidateFinder:
 
     def _add_conversation(self, req: SearchRequest, cands: Candidates) -> None:
         """Attach the user's session structure (built once per store generation) and
-        widen the pool with the best turns of the sessions of the best vector
+        widen the pool with the turns of the days or conversation the query names
+        (:mod:`.named_time`) and with the best turns of the sessions of the best vector
         candidates (``RetrievalConfig.session_turns`` / ``top_sessions``)."""
         uv = self.vectors.get(req.scope.user_id)
         if uv.conversation is None:
             uv.conversation = build_conversation_index(self.store, req.scope.user_id)
         conv = cands.conversation = uv.conversation
         cfg = self.config
+        if cfg.named_time_weight > 0:  # the turns of a day or conversation the query names
+            seen = set(cands.rowids)
+            for rid in named_turns(req.query, conv, req.now):
+                if rid not in seen and rid in cands.cosine:
+                    seen.add(rid)
+                    cands.rowids.append(rid)
         if cfg.session_turns <= 0 or cfg.top_sessions <= 0 or not conv.turns:
             return
         ranked = sorted(cands.vec_rank, key=cands.vec_rank.__getitem__)

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from mnemolayer.store.base import SQLStore
+from mnemolayer.text.speakers import is_transcript
 from mnemolayer.text.stem import stemmed_terms
 
 __all__ = ["ConversationIndex", "Corpus", "build_conversation_index"]
@@ -52,23 +54,29 @@ class ConversationIndex:
         previous: rowid → the turn before it in its session.
         speaker: rowid → lower-cased speaker name ("" when unknown).
         asks: rowids whose text ends with a question mark.
+        exchanges: rowids whose text is an exchange of several labelled lines
+            (:func:`~mnemolayer.text.speakers.is_transcript`): a question and what
+            answers it can be in one memory.
         window: per rowid, its position in :attr:`windows` (prev + turn + next).
         windows, sessions: BM25 corpora over turn windows and whole sessions.
         speakers: every speaker name that occurs, lower-cased.
         terms: rowid → the turn's own stemmed words.
         turns: per session number, its rowids in order.
+        when: rowid → the turn's event time (``occurred_at``, else its creation time).
     """
 
     session: dict[int, int] = field(default_factory=dict)
     previous: dict[int, int] = field(default_factory=dict)
     speaker: dict[int, str] = field(default_factory=dict)
     asks: set[int] = field(default_factory=set)
+    exchanges: set[int] = field(default_factory=set)
     window: dict[int, int] = field(default_factory=dict)
     windows: Corpus = field(default_factory=Corpus)
     sessions: Corpus = field(default_factory=Corpus)
     speakers: frozenset[str] = frozenset()
     terms: dict[int, list[str]] = field(default_factory=dict)
     turns: list[list[int]] = field(default_factory=list)
+    when: dict[int, datetime] = field(default_factory=dict)
 
 
 def _split_sessions(order: list[int]) -> list[list[int]]:
@@ -101,6 +109,7 @@ def build_conversation_index(store: SQLStore, user_id: str) -> ConversationIndex
         for i, r in enumerate(turns):
             rec = records[r]
             idx.session[r] = number
+            idx.when[r] = rec.occurred_at or rec.created_at
             if i:
                 idx.previous[r] = turns[i - 1]
             who = (rec.speaker or "").strip().lower()
@@ -109,6 +118,8 @@ def build_conversation_index(store: SQLStore, user_id: str) -> ConversationIndex
                 names.add(who)
             if texts[r].rstrip().endswith(("?", "？")):
                 idx.asks.add(r)
+                if is_transcript(texts[r]):
+                    idx.exchanges.add(r)
             around = turns[max(i - 1, 0) : i + 2]
             idx.window[r] = idx.windows.add([t for n in around for t in idx.terms[n]])
     idx.windows.close()

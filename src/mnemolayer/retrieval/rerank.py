@@ -1,6 +1,8 @@
 """Recall's scoring: the candidates' vector and keyword signals fused into a relevance
 in [0, 1] (weighted or reciprocal-rank fusion, :mod:`mnemolayer.retrieval.fusion`), lifted
-by their session neighbours, lowered when outdated, reranked with importance, recency and
+by their session neighbours, by the day or conversation the query names
+(:mod:`mnemolayer.retrieval.named_time`) and by the conversation features, lowered when
+outdated, reranked with importance, recency and
 access counts, and scaled by retention (:mod:`mnemolayer.lifecycle.decay`) and, for a
 consolidation's sources, by ``LifecycleConfig.consolidated_weight``.
 """
@@ -16,6 +18,7 @@ from mnemolayer.retrieval import fusion
 from mnemolayer.retrieval.ann import LazyCosines
 from mnemolayer.retrieval.candidates import Candidates, SearchRequest
 from mnemolayer.retrieval.expand import expansion_features
+from mnemolayer.retrieval.named_time import lift_named, named_mask
 from mnemolayer.retrieval.structure import conversation_features, lift
 from mnemolayer.store.sqlite.store import RankSignals
 
@@ -77,6 +80,9 @@ def score(
             near = [relevance[index[nb]] for nb in cands.neighbours.get(rid, ()) if nb in index]
             context[i] = max(near, default=0.0)
         relevance = (relevance + cfg.context_weight * context) / (1.0 + cfg.context_weight)
+    named = _named(cfg, req, rowids, recs, cands)
+    if named is not None:
+        relevance = lift_named(relevance, named, cfg.named_time_weight)
     features, relevance_base = _conversation_lift(cfg, req, rowids, relevance, cands)
     if features:
         relevance = lift(cfg, relevance, features)
@@ -122,6 +128,7 @@ def score(
         "vector_norm": np.where(has_vec, v, np.nan),
         "keyword_norm": np.where(has_kw, k, np.nan),
         "context": context,
+        "named_time": named if named is not None else np.full(len(rowids), nan),
         "relevance_base": relevance_base,
         **features,
         "relevance": relevance,
@@ -151,3 +158,19 @@ def _conversation_lift(
     features = conversation_features(req.query, rowids, relevance, conv)
     features.update(expansion_features(rowids, cands))
     return features, relevance.copy()
+
+
+def _named(
+    cfg: RetrievalConfig,
+    req: SearchRequest,
+    rowids: list[int],
+    recs: list[RankSignals],
+    cands: Candidates,
+) -> np.ndarray | None:
+    """Which candidates are on a day (or in the first conversation) the query names
+    (:mod:`mnemolayer.retrieval.named_time`); ``None`` when it names none or the lift
+    is off."""
+    if cfg.named_time_weight <= 0:
+        return None
+    occurred = [r.occurred_at for r in recs]
+    return named_mask(req.query, rowids, occurred, cands.conversation, req.now)

@@ -11,7 +11,9 @@ Each feature is a number in [0, 1] per candidate (:func:`conversation_features`)
 * ``reply``: the relevance of the previous turn of the session when that turn asks a
   question (a reply that answers a matching question).
 * ``speaker``: the turn is by the only speaker the query names.
-* ``question``: the turn itself ends with a question mark (questions rarely answer).
+* ``question``: the turn itself ends with a question mark (questions rarely answer);
+  not a memory that holds an exchange of several labelled lines ("Linda: ...\nAI:
+  ...?"), whose other lines can state or answer.
 * ``window_keyword``, ``session_keyword``: Okapi BM25 (Robertson & Zaragoza 2009) of the
   query's Snowball-stemmed words over the turn with its neighbours and over its whole
   session, each divided by the best candidate's (:mod:`mnemolayer.text.stem`).
@@ -163,7 +165,7 @@ def conversation_features(
             out["reply"][i] = relevance[pos[prev]]
         if only is not None and conv.speaker.get(rid) == only:
             out["speaker"][i] = 1.0
-        if rid in conv.asks:
+        if rid in conv.asks and rid not in conv.exchanges:
             out["question"][i] = 1.0
         if when and _TIME_WORDS.intersection(conv.terms.get(rid, ())):
             out["time_word"][i] = 1.0

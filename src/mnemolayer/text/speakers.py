@@ -37,7 +37,7 @@ import re
 import threading
 from typing import Any
 
-__all__ = ["NOT_SPEAKERS", "split_speaker", "strip_speaker"]
+__all__ = ["NOT_SPEAKERS", "is_transcript", "split_speaker", "strip_speaker"]
 
 #: Capitalised words that label a line rather than name who says it (compared folded).
 NOT_SPEAKERS = frozenset(
@@ -151,3 +151,20 @@ def strip_speaker(text: str, speaker: str | None) -> str:
         return text
     split = split_speaker(text)
     return split[1] if split is not None and split[0] == speaker else text
+
+
+def is_transcript(text: str) -> bool:
+    """Whether ``text`` is an exchange of several labelled lines, as in ``"Linda: Any
+    tips?\nAI: Try yoga."``: it starts with a label of a name's shape and a later line
+    starts with another (label words such as ``AI`` or ``User`` count, so that
+    ``"User: ...\nAI: ..."`` is one too).
+
+    Such a text is one memory holding several turns (MemoryBank stores a user's message
+    with the reply to it); recall's question penalty does not treat it as a question
+    even when its last line asks one (:mod:`mnemolayer.retrieval.structure`).
+    """
+    match = _LABEL.match(text)
+    if match is None or not _name_shaped(match.group("name")):
+        return False
+    rest = text[match.end() :]
+    return any(_name_shaped(m.group(1)) for m in _LINE_LABEL.finditer(rest))
