@@ -63,8 +63,10 @@ class HttpReranker:
             ``MNEMOLAYER_RERANK_MODEL``, and when that is unset too, the TEI shape (no model).
         api_key: sent as ``Authorization: Bearer <key>``; ``None`` →
             ``MNEMOLAYER_RERANK_API_KEY``; no header when neither is set.
-        timeout_s: seconds one attempt may take, > 0.
-        max_retries: further attempts after a retryable failure, >= 0.
+        timeout_s: seconds one attempt may take, > 0. Short by default (2 s): the
+            reranker sits on the search path, and a search falls back to recall's own
+            order when it fails, so a hanging endpoint should cost little.
+        max_retries: further attempts after a retryable failure, >= 0 (1 by default).
         budget_s: seconds a whole :meth:`rerank` may take, waits included; ``None`` →
             ``(max_retries + 1) * timeout_s``.
 
@@ -78,8 +80,8 @@ class HttpReranker:
         *,
         model: str | None = None,
         api_key: str | None = None,
-        timeout_s: float = 5.0,
-        max_retries: int = 2,
+        timeout_s: float = 2.0,
+        max_retries: int = 1,
         budget_s: float | None = None,
     ) -> None:
         parts = urllib.parse.urlsplit(url.strip())
