@@ -113,7 +113,13 @@ def test_every_current_preference_is_recalled_and_no_superseded_one(life: Life) 
     for persona in USERS:
         for query, words in persona.current:
             hits = mem.search(query, user_id=persona.user_id, limit=5)
-            assert any(words in h.memory.content for h in hits if h.memory.kind.value == "semantic"), (
+            # The fact: a hit of its own, or collapsed into the hit of the message that
+            # stated it (Hit.provenance holds both ids).
+            facts = [
+                r for h in hits for r in (mem.get(i, user_id=persona.user_id) for i in h.provenance)
+                if r.kind.value == "semantic"
+            ]  # fmt: skip
+            assert any(words in r.content for r in facts), (
                 persona.user_id, query, [h.memory.content for h in hits],
             )  # fmt: skip
             assert not [h for h in hits if h.memory.superseded_by is not None]
