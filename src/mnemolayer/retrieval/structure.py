@@ -34,6 +34,7 @@ import numpy as np
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.retrieval.bm25 import idf
 from mnemolayer.retrieval.conversation import ConversationIndex, Corpus
+from mnemolayer.text.months import MONTHS
 from mnemolayer.text.stem import stem_word, stemmed_terms
 
 __all__ = ["FEATURES", "conversation_features", "feature_weights", "lift", "named_speakers"]
@@ -75,18 +76,7 @@ _TIME_WORDS = frozenset(
         "sunday",
         "morning",
         "evening",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
+        *MONTHS,
     ]
 ) | frozenset({"昨天", "今天", "上周", "上个月", "去年", "前天", "周末"})
 

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from mnemolayer.extract.dates import chinese_number
+from mnemolayer.text.months import month_number
 
 __all__ = ["DayRef", "named_days", "names_first_conversation"]
 
@@ -68,20 +69,6 @@ class DayRef:
         )
 
 
-_MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
 _MONTH = r"(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\.?"
 _DAY = r"(3[01]|[12]\d|0?[1-9])"
 _ORDINAL = rf"{_DAY}(?:st|nd|rd|th)?"
@@ -129,7 +116,7 @@ _FIRST_CONVERSATION = re.compile(
 
 def _month_number(name: str) -> int:
     name = name.lower().rstrip(".")
-    return next(i for i, full in enumerate(_MONTHS, start=1) if full.startswith(name[:3]))
+    return month_number(name)
 
 
 def _valid(year: int | None, month: int | None, day: int) -> bool:

@@ -42,6 +42,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from mnemolayer.text.months import MONTHS, month_number
+
 __all__ = ["TimeWindow", "time_window"]
 
 
@@ -84,20 +86,6 @@ _EN_NUMBERS = {
 }
 _ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6}
 _ZH_DIGITS |= {"七": 7, "八": 8, "九": 9}
-_MONTHS = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-]
 
 
 def _zh_number(text: str) -> int | None:
@@ -154,8 +142,8 @@ def _named_month(ref: datetime, month: int) -> tuple[datetime, datetime]:
 
 _COUNT_EN = r"(\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|thirty|couple\s+of|few)"
 _COUNT_ZH = r"(\d{1,3}|[一二两三四五六七八九十]{1,3})"
-_FULL_MONTHS = "|".join(m for m in _MONTHS if m != "may")  # "may" alone is a verb
-_MONTH_EN = "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
+_FULLMONTHS = "|".join(m for m in MONTHS if m != "may")  # "may" alone is a verb
+_MONTH_EN = "|".join(MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec"
 
 # (pattern, resolver(match, ref) -> (start, end) | None), tried in order: longer first.
 _Resolver = tuple[re.Pattern[str], str]
@@ -204,7 +192,7 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
         return datetime(ref.year - 1, 1, 1, tzinfo=UTC), datetime(ref.year, 1, 1, tzinfo=UTC)
     if kind == "month_en":
         name = m.group(1).lower()
-        month = next(i for i, full in enumerate(_MONTHS, start=1) if full.startswith(name[:3]))
+        month = month_number(name)
         if m.group(2):
             return _month_start(int(m.group(2)), month), _month_start(int(m.group(2)), month + 1)
         return _named_month(ref, month)
@@ -270,7 +258,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
         re.compile(rf"\b(?:in|during|last)\s+({_MONTH_EN})\b\.?(?:,?\s*(\d{{4}})\b)?", _EN),
         "month_en",
     ),
-    (re.compile(rf"\b({_FULL_MONTHS})\b(?:,?\s*(\d{{4}})\b)?", _EN), "month_en"),
+    (re.compile(rf"\b({_FULLMONTHS})\b(?:,?\s*(\d{{4}})\b)?", _EN), "month_en"),
     (
         re.compile(
             r"(?:(\d{4})年)?(?<![\d一二两三四五六七八九十个])(十[一二]|[一二三四五六七八九十]|1[0-2]|[1-9])"
