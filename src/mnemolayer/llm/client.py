@@ -27,14 +27,13 @@ Needs the ``llm`` extra (the ``openai`` SDK).
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Literal, Self
 
 from mnemolayer._extras import require
 from mnemolayer.config import LLMSettings
+from mnemolayer.llm.retry import backoff, retry_after, retryable
 from mnemolayer.protocols import Deadline
 
 require("openai", extra="llm", purpose="LLM features")  # names the extra when it is missing
@@ -53,9 +52,6 @@ log = logging.getLogger(__name__)
 #: Who answered a call: the model, or the fallback after the model failed.
 Source = Literal["llm", "fallback"]
 
-_BACKOFF_S = 0.25
-_BACKOFF_MAX_S = 4.0
-_RETRY_STATUS = frozenset({408, 409, 429})
 _ERROR_CHARS = 200
 
 
@@ -134,14 +130,14 @@ class ChatClient:
                     timeout=min(self.settings.timeout_s, remaining),
                 )
             except openai.APIStatusError as exc:
-                if retries >= self.settings.max_retries or not _retryable(exc.status_code):
+                if retries >= self.settings.max_retries or not retryable(exc.status_code):
                     raise
-                asked = _retry_after(exc.response.headers)
-                delay = asked if asked is not None else _backoff(retries)
+                asked = retry_after(exc.response.headers)
+                delay = asked if asked is not None else backoff(retries)
             except openai.APIConnectionError:  # includes APITimeoutError
                 if retries >= self.settings.max_retries:
                     raise
-                delay = _backoff(retries)
+                delay = backoff(retries)
             else:
                 if not response.choices:
                     return ""
@@ -157,30 +153,6 @@ class ChatClient:
     def close(self) -> None:
         """Close the HTTP connections."""
         self._client.close()
-
-
-def _retryable(status: int) -> bool:
-    return status in _RETRY_STATUS or status >= 500
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or a numeric ``retry-after`` header, else ``None``
-    (an HTTP date in ``retry-after`` counts as none)."""
-    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(header)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) * scale
-        except ValueError:
-            continue
-        if math.isfinite(seconds) and seconds >= 0:
-            return seconds
-    return None
-
-
-def _backoff(retries: int) -> float:
-    return float(min(_BACKOFF_S * 2.0**retries, _BACKOFF_MAX_S))
 
 
 class LLMBacked:

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mnemolayer.errors import RerankerError, ValidationError
+from mnemolayer.llm.retry import backoff, retry_after, retryable
 from mnemolayer.protocols import Deadline
 
 __all__ = ["API_KEY_ENV", "MODEL_ENV", "HttpReranker", "parse_scores"]
@@ -43,9 +44,6 @@ API_KEY_ENV = "MNEMOLAYER_RERANK_API_KEY"
 #: The environment variable naming the model for Jina / Cohere-style endpoints.
 MODEL_ENV = "MNEMOLAYER_RERANK_MODEL"
 
-_BACKOFF_S = 0.25
-_BACKOFF_MAX_S = 4.0
-_RETRY_STATUS = frozenset({408, 409, 429})
 _BODY_CHARS = 200
 
 
@@ -169,13 +167,13 @@ class HttpReranker:
                         f"{API_KEY_ENV} or pass api_key",
                         setting=API_KEY_ENV,
                     ) from exc
-                if retries >= self.max_retries or not _retryable(status):
+                if retries >= self.max_retries or not retryable(status):
                     raise RerankerError(
                         f"reranker {self.url} answered HTTP {status}: {text!r}; check the "
                         "reranker setting (URL and model)"
                     ) from exc
-                asked = _retry_after(exc.headers)
-                delay = asked if asked is not None else _backoff(retries)
+                asked = retry_after(exc.headers)
+                delay = asked if asked is not None else backoff(retries)
             except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
                 if retries >= self.max_retries:
                     reason = getattr(exc, "reason", exc)
@@ -183,7 +181,7 @@ class HttpReranker:
                         f"reranker {self.url} cannot be reached ({reason}); check the "
                         "reranker setting and that the server runs"
                     ) from exc
-                delay = _backoff(retries)
+                delay = backoff(retries)
             retries += 1
             if delay >= deadline.remaining():
                 raise RerankerError(
@@ -243,28 +241,3 @@ def _clip(data: bytes | str) -> str:
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     flat = " ".join(text.split())
     return flat if len(flat) <= _BODY_CHARS else flat[: _BODY_CHARS - 1] + "…"
-
-
-def _retryable(status: int) -> bool:
-    return status in _RETRY_STATUS or status >= 500
-
-
-def _retry_after(headers: Any) -> float | None:
-    """Seconds from ``retry-after-ms`` or a numeric ``retry-after``, else ``None``."""
-    if headers is None:
-        return None
-    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(header)
-        if value is None:
-            continue
-        try:
-            seconds = float(value) * scale
-        except ValueError:
-            continue
-        if math.isfinite(seconds) and seconds >= 0:
-            return seconds
-    return None
-
-
-def _backoff(retries: int) -> float:
-    return float(min(_BACKOFF_S * 2.0**retries, _BACKOFF_MAX_S))
