@@ -28,10 +28,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     assert "Traceback" not in srv.log_text(), srv.log_text()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
-    """A headless Chromium with a fresh profile, shared by the UI modules (each test gets
-    its own tab); skips when there is none (see ui_browser)."""
+    """A headless Chromium with a fresh profile, shared by a module's tests (each test gets
+    its own tab); skips when there is none (see ui_browser).
+
+    Module scope, not session: Playwright's sync API keeps an asyncio loop marked as
+    running on this thread until it stops, so while it lives no later test can start an
+    event loop of its own (``asyncio.run``: "Cannot run the event loop while another loop
+    is running")."""
     require_browser()
     with chromium(tmp_path_factory.mktemp("chromium-profile")) as context:
         yield context
