@@ -39,9 +39,12 @@ demo: $(CORE)
 	$(BIN)/python -m mnemolayer.cli.demo
 
 # The whole suite: slow (real model, benchmark data), server, browser and PostgreSQL tests
-# included. Exit status is pytest's: 5 (no tests collected) fails too.
+# included, on every core (pytest-xdist; a file's tests stay on one worker: --dist
+# loadfile; JOBS=0 runs it in this process). Exit status is pytest's: 5 (no tests
+# collected) fails too.
+JOBS ?= auto
 test: $(DEV)
-	$(BIN)/python -m pytest --durations=15
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadfile --durations=15
 
 # Quick tests: not `slow`, not `e2e` (server processes, browsers), not `postgres` (the
 # contract suite's second run), property tests at 20 examples (test_properties.py).

