@@ -159,6 +159,10 @@ class EpisodicWriter:
                 (field ``"session_only"``); ``pinned`` not a bool; ``expires_at`` not a
                 time or not after a message's time (field ``"expires_at"``). Nothing is
                 stored and the embedder is not called.
+            EmbedderError: the embedder failed, or returned the wrong number of vectors,
+                vectors of another dimension than its ``dim``, or NaN or infinite values
+                (:func:`~mnemolayer.embed.base.check_vectors`); nothing is stored (no
+                record, no fact).
         """
         return self.insert(
             self.records(
@@ -383,6 +387,8 @@ class EpisodicWriter:
             ValidationError: bad values, nothing to change, the new content duplicates
                 another memory in the same scope, or new content for the sentence record
                 of a fact (state the change as a message, or delete the fact's record).
+            EmbedderError: new content, and the embedder failed or answered wrongly
+                (:func:`~mnemolayer.embed.base.check_vectors`); nothing is changed.
         """
         old = get_record(self.store, memory_id, user_id)
         if content is None and metadata is None and importance is None:
