@@ -16,6 +16,7 @@ from mnemolayer.errors import (
     UsageError,
     ValidationError,
 )
+from mnemolayer.layers.episodic.added import AddResult, SkippedMessage
 from mnemolayer.layers.working.sessions import SessionEnd
 from mnemolayer.memory import Memory
 from mnemolayer.models import HistoryEvent, Hit, MemoryKind, MemoryPage, MemoryRecord, Message
@@ -23,6 +24,7 @@ from mnemolayer.privacy.erasure import DeletionReceipt
 from mnemolayer.privacy.markdown import MarkdownImport
 
 __all__ = [
+    "AddResult",
     "AsyncMemory",
     "DeletionReceipt",
     "EmbedderError",
@@ -42,6 +44,7 @@ __all__ = [
     "RetrievalConfig",
     "ScopeRequiredError",
     "SessionEnd",
+    "SkippedMessage",
     "StoreBusyError",
     "StoreCorruptError",
     "StoreError",

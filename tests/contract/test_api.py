@@ -26,6 +26,7 @@ from mnemolayer.errors import (
 from mnemolayer.models import HistoryEvent, MemoryPage, MemoryRecord, Message
 
 EXPECTED_EXPORTS = {
+    "AddResult",
     "AsyncMemory",
     "DeletionReceipt",
     "EmbedderError",
@@ -45,6 +46,7 @@ EXPECTED_EXPORTS = {
     "RetrievalConfig",
     "ScopeRequiredError",
     "SessionEnd",
+    "SkippedMessage",
     "StoreBusyError",
     "StoreCorruptError",
     "StoreError",

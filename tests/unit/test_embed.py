@@ -28,6 +28,7 @@ from mnemolayer.embed import (
     chunk_text,
     embed_long,
 )
+from mnemolayer.embed.base import check_vectors
 from mnemolayer.embed.hashing import hashing_tokens
 from mnemolayer.errors import EmbedderError, ValidationError
 from mnemolayer.registry import DEFAULT_EMBEDDER, EMBEDDERS, get_embedder
@@ -240,6 +241,33 @@ def test_embed_long_maps_chunks_to_their_texts() -> None:
     assert owners == sorted(owners)
     empty, none = embed_long(e, [])
     assert empty.shape == (0, 64) and none == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        (np.zeros((2, 8), dtype=np.float32), "dimension 8, expected 64"),
+        (np.zeros((1, 64), dtype=np.float32), "1 vectors for 2 texts"),
+        (np.zeros((3, 64), dtype=np.float32), "3 vectors for 2 texts"),
+        (np.zeros(64, dtype=np.float32), r"shape \(64,\) for 2 texts, expected \(2, 64\)"),
+        ([np.zeros(64), np.zeros(32)], "not an array of vectors"),
+        (np.full((2, 64), np.nan, dtype=np.float32), r"NaN or infinite values \(vector 0 of 2\)"),
+        (np.array([[0.0] * 64, [0.0] * 63 + [np.inf]]), r"\(vector 1 of 2\)"),
+        ("vectors", "not an array of vectors"),
+    ],
+)
+def test_check_vectors_names_the_embedder_and_what_is_wrong(answer: object, message: str) -> None:
+    e = HashingEmbedder(dim=64)
+    with pytest.raises(EmbedderError, match=message) as err:
+        check_vectors(answer, 2, e)
+    assert repr(e.name) in str(err.value)
+
+
+def test_check_vectors_returns_float32_rows() -> None:
+    e = HashingEmbedder(dim=8)
+    out = check_vectors([[1] + [0] * 7, [0, 1] + [0] * 6], 2, e)
+    assert out.dtype == np.float32 and out.shape == (2, 8)
+    assert check_vectors(np.empty((0, 8)), 0, e).shape == (0, 8)
 
 
 # ----------------------------------------------------------------------------- cache

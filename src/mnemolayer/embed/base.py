@@ -16,6 +16,8 @@ __all__ = [
     "check_kind",
     "check_run_options",
     "check_texts",
+    "check_vectors",
+    "embed_checked",
     "finish_vectors",
     "scrub_text",
 ]
@@ -99,6 +101,74 @@ def finish_vectors(vectors: np.ndarray, n: int, dim: int, model: str) -> np.ndar
         raise EmbedderError(f"{model} returned a zero or non-finite vector")
     out /= norms
     return out
+
+
+def check_vectors(vectors: Any, n: int, embedder: Embedder) -> np.ndarray:
+    """An embedder's answer for ``n`` texts, checked before anything uses or stores it.
+
+    A custom or remote embedder can be misconfigured (another model behind the same
+    name, a truncating proxy, a batch that lost an item): its vectors would be stored and
+    fail only at the next search, or poison similarities silently. Checking here, at the
+    seam, lets every write fail before its transaction opens, so nothing is stored.
+
+    Args:
+        vectors: what ``embedder.embed`` returned for ``n`` texts.
+        n: how many texts were embedded.
+        embedder: the model, named in errors; ``embedder.dim`` is the expected width.
+
+    Returns:
+        The vectors as a float32 array of shape ``(n, embedder.dim)``.
+
+    Raises:
+        EmbedderError: not a 2-D numeric array, not ``n`` rows, rows of another
+            dimension than ``embedder.dim``, or a NaN or infinite value; the message
+            names the embedder and the expected and actual shape.
+    """
+    name = getattr(embedder, "name", type(embedder).__name__)
+    try:
+        out = np.asarray(vectors, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise EmbedderError(
+            f"embedder {name!r} returned {type(vectors).__name__}, not an array of vectors"
+        ) from exc
+    if out.ndim != 2:
+        raise EmbedderError(
+            f"embedder {name!r} returned an array of shape {out.shape} for {n} texts, "
+            f"expected ({n}, {embedder.dim})"
+        )
+    if out.shape[0] != n:
+        raise EmbedderError(
+            f"embedder {name!r} returned {out.shape[0]} vectors for {n} texts "
+            "(one vector per text is expected)"
+        )
+    if out.shape[1] != embedder.dim:
+        raise EmbedderError(
+            f"embedder {name!r} returned vectors of dimension {out.shape[1]}, expected "
+            f"{embedder.dim} (its dim): the embedder is misconfigured"
+        )
+    finite = np.isfinite(out).all(axis=1)
+    if not finite.all():
+        bad = int(np.flatnonzero(~finite)[0])
+        raise EmbedderError(
+            f"embedder {name!r} returned NaN or infinite values (vector {bad} of {n})"
+        )
+    return out
+
+
+def embed_checked(
+    embedder: Embedder, texts: Sequence[str], kind: EmbedKind = "document"
+) -> np.ndarray:
+    """``embedder.embed(texts, kind)`` with its answer held to :func:`check_vectors`.
+
+    Every embedding the library stores or ranks with goes through here.
+
+    Returns:
+        float32 array of shape ``(len(texts), embedder.dim)``.
+
+    Raises:
+        EmbedderError: the model failed or answered wrongly (:func:`check_vectors`).
+    """
+    return check_vectors(embedder.embed(texts, kind), len(texts), embedder)
 
 
 def scrub_text(text: str) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from mnemolayer.embed.base import Embedder, EmbedKind, check_texts
+from mnemolayer.embed.base import Embedder, EmbedKind, check_texts, embed_checked
 from mnemolayer.errors import ValidationError
 
 __all__ = ["chunk_text", "embed_long"]
@@ -189,7 +189,9 @@ def embed_long(
 
     Raises:
         ValidationError: ``texts`` is a bare string or holds a blank item.
-        EmbedderError: the model failed.
+        EmbedderError: the model failed, or answered with the wrong number of vectors,
+            vectors of another dimension than ``embedder.dim`` or non-finite values
+            (:func:`~mnemolayer.embed.base.check_vectors`).
     """
     chunks: list[str] = []
     owners: list[int] = []
@@ -199,4 +201,4 @@ def embed_long(
             owners.append(index)
     if not chunks:
         return np.empty((0, embedder.dim), dtype=np.float32), owners
-    return embedder.embed(chunks, kind), owners
+    return embed_checked(embedder, chunks, kind), owners

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mnemolayer.embed.base import embed_checked
 from mnemolayer.lifecycle.dedup import is_near_duplicate
 from mnemolayer.lifecycle.passes import Pass
 from mnemolayer.models import MemoryKind, MemoryRecord
@@ -212,8 +213,8 @@ def _candidates(p: Pass, pool: list[tuple[int, MemoryRecord]], new: set[int]) ->
     need = sorted({i for a, b, same in close if not same for i in (a, b)})
     bare: dict[int, np.ndarray] = {}
     if need:
-        vectors = p.embedder.embed([pool[i][1].content for i in need], "document")
-        bare = dict(zip(need, np.asarray(vectors, dtype=np.float32), strict=True))
+        vectors = embed_checked(p.embedder, [pool[i][1].content for i in need], "document")
+        bare = dict(zip(need, vectors, strict=True))
     pairs: list[_Pair] = []
     for a, b, same in close:
         cosine = 1.0 if same else float(np.clip(bare[a] @ bare[b], -1.0, 1.0))

@@ -14,7 +14,8 @@ be 0 for ``verified``):
 * every table of the store that has a ``user_id`` column, discovered from the
   database's own catalogue (``store.user_tables()``: ``sqlite_master`` on SQLite,
   ``information_schema`` on PostgreSQL, so a table added by a later migration is covered
-  without a change here): rows of the user;
+  without a change here): rows of the user, ``tombstones`` (of deleted messages)
+  included;
 * the full-text index: rows left for the deleted records' rowids, rows whose record is
   gone (orphans), and the index's vocabulary (``memories_fts_vocab``): terms that only
   the user's records contained;
@@ -36,8 +37,9 @@ user, so the ``memories`` table check covers them; a window's running summary li
 ``working_sessions`` or the Redis window.
 
 With a narrower scope (an agent or a session) deleted memories get a ``DELETE`` history
-event as before; ``remaining`` then checks the scope's records, their index rows and
-vectors, and the vector cache.
+event as before, and their messages tombstones (:mod:`mnemolayer.store.tombstones`: a
+replay of them is skipped by ``add``); ``remaining`` then checks the scope's records,
+their index rows and vectors, and the vector cache.
 """
 
 from __future__ import annotations
@@ -100,7 +102,8 @@ class DeletionReceipt(BaseModel):
         removed: count per table or index: ``memories``, ``vectors``, ``keyword_index``
             (full-text rows), ``keyword_terms`` (vocabulary terms only the user had),
             ``history``, ``entities``, ``entity_aliases``, ``facts``, ``fact_sources``,
-            ``working_sessions``, ``working_messages``, ``user_generation``,
+            ``tombstones`` (of messages deleted before), ``working_sessions``,
+            ``working_messages``, ``user_generation``,
             ``session_windows`` (a non-SQLite session store: Redis windows),
             ``data_keys`` (encrypted stores), ``vector_cache``, ``task_cache`` and
             ``text_caches`` (in-process entries dropped), and any other table with a
@@ -167,7 +170,9 @@ class Erasure:
         encrypted store, the user's data key. The receipt counts what each table and
         index lost and re-checks all of them after the commit (:mod:`mnemolayer.privacy.erasure`
         lists the checks); ``receipt.verified`` is ``True`` when nothing of the user is
-        left. With a narrower scope, each deleted memory gets a ``DELETE`` history event.
+        left: tombstones of messages deleted before included, so afterwards a replay of
+        them is stored again. With a narrower scope, each deleted memory gets a
+        ``DELETE`` history event and a tombstone of its message (a replay stays deleted).
 
         Returns:
             The receipt; ``receipt.memories`` is how many memories were removed (with a
@@ -224,6 +229,10 @@ def delete_scope(
             evidence.memory_ids = store.user_memory_ids(c, user_id)
             evidence.terms = erasure.store.unique_terms(c, evidence.rowids)
             terms_before = erasure.store.vocab_count(c, evidence.terms)
+        else:
+            # A replay of a deleted message stays deleted; a whole user's tombstones go
+            # below with the user's other rows.
+            store.bury_scope(c, scope, now)
         gone = store.delete_scope(c, scope)
         count = len(gone)
         if whole:

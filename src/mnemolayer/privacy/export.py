@@ -110,9 +110,12 @@ class Transfer:
         """Import rows from :meth:`export` exactly (same ids, times, metadata, history,
         working-memory windows); files of versions 1 to 3 are read.
 
-        Memories are re-embedded with the configured model. A memory whose id or content
-        already exists is skipped (and so is its history), and so is a window whose
-        scope already has one in :attr:`sessions`, so importing twice changes nothing.
+        Memories are re-embedded with the configured model, every one of them before
+        the first is written (``progress(done, total)`` counts memories embedded), so an
+        embedder that fails or answers wrongly leaves the store as it was. A memory whose
+        id or content already exists is skipped (and so is its history), and so is a
+        window whose scope already has one in :attr:`sessions`, so importing twice
+        changes nothing.
 
         Returns:
             How many memories were imported.
@@ -120,6 +123,9 @@ class Transfer:
         Raises:
             ValidationError: a row is malformed (names the row number and field); nothing
                 is written then.
+            EmbedderError: the embedder failed, or returned the wrong number of vectors,
+                vectors of another dimension than its ``dim`` or non-finite values;
+                nothing is written then.
         """
         return import_rows(self, rows, progress=progress)
 
@@ -167,8 +173,8 @@ def import_rows(
     """Import rows from :meth:`export` exactly (same ids, times, metadata, history,
     windows).
 
-    Memories are re-embedded with the configured model. A memory whose id or content
-    already exists is skipped, and so is a window whose scope (user, agent, session)
+    Memories are re-embedded with the configured model, all before the first is written.
+    A memory whose id or content already exists is skipped, and so is a window whose scope (user, agent, session)
     has one already, so importing twice changes nothing. Windows go to the memory's
     session store (``mem.sessions``) after the memories, graph and history.
 
@@ -249,12 +255,20 @@ def import_rows(
         if r.kind == MemoryKind.SEMANTIC and r.superseded_by is None:
             for source in r.source_ids:
                 extra.setdefault(source, []).append(r.content)
-    imported = 0
+    # Every memory is embedded before the first is written: an embedder that fails or
+    # answers wrongly (check_vectors) part-way would otherwise leave the earlier batches
+    # stored, and a retry would skip them and the facts drawn from them.
     total = len(records)
+    batches: list[tuple[list[MemoryRecord], list[Any], list[str]]] = []
     for start in range(0, total, 64):
         part = records[start : start + 64]
         vectors = embed_records(transfer.embedder, part)
         terms = [keyword_terms(r, " ".join(extra.get(r.id, []))) for r in part]
+        batches.append((part, vectors, terms))
+        if progress:
+            progress(min(start + 64, total), total)
+    imported = 0
+    for part, vectors, terms in batches:
 
         def write(c: Txn, part=part, vectors=vectors, terms=terms) -> int:
             done = 0
@@ -267,8 +281,6 @@ def import_rows(
             return done
 
         imported += transfer.store.transact(write)
-        if progress:
-            progress(min(start + 64, total), total)
 
     def write_graph_and_history(c: Txn) -> None:
         for entity in entities:

@@ -16,7 +16,7 @@ from typing import Literal
 import numpy as np
 
 from mnemolayer.config import RetrievalConfig
-from mnemolayer.embed.base import Embedder
+from mnemolayer.embed.base import Embedder, embed_checked
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates
@@ -140,7 +140,7 @@ class CandidateFinder:
         cands: Candidates,
     ) -> None:
         t0 = time.perf_counter()
-        q = self.embedder.embed([req.query], "query")[0]
+        q = embed_checked(self.embedder, [req.query], "query")[0]
         self.last_embed_seconds = time.perf_counter() - t0
         cands.query_vector = q
         uv = self.vectors.get(req.scope.user_id)

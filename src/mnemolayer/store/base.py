@@ -11,6 +11,7 @@ assembled from its parts:
 - :mod:`~mnemolayer.store.index`: keyword terms, vectors and generations;
 - :mod:`~mnemolayer.store.states`: access counts, pins, archive and maintenance writes;
 - :mod:`~mnemolayer.store.erase`: deleting records with their index entries;
+- :mod:`~mnemolayer.store.tombstones`: what deleted messages leave, so replays stay deleted;
 - :mod:`~mnemolayer.store.statements`: named statements the services above the store
   call (lifecycle passes, recall candidates, metadata values).
 
@@ -21,14 +22,14 @@ connection with the hooks.
 
 from __future__ import annotations
 
-from mnemolayer.store.erase import EraseSQL
 from mnemolayer.store.statements import Statements
 from mnemolayer.store.states import StatesSQL
+from mnemolayer.store.tombstones import TombstoneSQL
 
 __all__ = ["SQLStore"]
 
 
-class SQLStore(Statements, StatesSQL, EraseSQL):
+class SQLStore(Statements, StatesSQL, TombstoneSQL):
     """Records, keyword index, vectors and history in one SQL database (abstract: an
     engine implements the hooks of :class:`~mnemolayer.store.core.StoreCore`).
 

@@ -121,6 +121,21 @@ def test_get_update_history_delete(api: httpx.Client) -> None:
     assert api.get(f"/v1/users/someone-else/memories/{rec['id']}/history").status_code == 404
 
 
+def test_a_replayed_deleted_message_is_skipped_and_says_so(api: httpx.Client) -> None:
+    msg = {"role": "user", "content": "My locker code is 7310", "id": "chat-41"}
+    [rec] = add(api, "u-replay", messages=[msg], session_id="s1")
+    assert api.delete(f"/v1/users/u-replay/memories/{rec['id']}").status_code == 204
+    new = {"role": "user", "content": "I parked on level 2", "id": "chat-42"}
+    r = api.post("/v1/users/u-replay/memories", json={"messages": [msg, new], "session_id": "s1"})
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert [m["content"] for m in body["items"]] == ["I parked on level 2"]
+    assert body["skipped"] == [{"index": 0, "message_id": "chat-41", "reason": "deleted"}]
+    assert add(api, "u-replay", content="I parked on level 2")  # no id: stored as usual
+    listed = api.get("/v1/users/u-replay/memories").json()["items"]
+    assert "My locker code is 7310" not in [m["content"] for m in listed]
+
+
 def test_delete_all_by_scope_then_whole_user(api: httpx.Client) -> None:
     add(api, "u-del", content="keep me", session_id="k")
     add(api, "u-del", content="drop me", session_id="d")

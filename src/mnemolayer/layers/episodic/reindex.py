@@ -52,11 +52,18 @@ class Reindexer:
         """Re-embed and re-index every memory with the configured embedder, then record
         that model in the store.
 
+        Each batch is embedded, and its vectors checked, before its transaction opens.
+
         Returns:
             How many memories were re-indexed.
 
         Raises:
             ValidationError: ``batch_size`` is not an int >= 1 (field ``"batch_size"``).
+            EmbedderError: the embedder failed, or returned the wrong number of vectors,
+                vectors of another dimension than its ``dim`` or non-finite values. The
+                failing batch writes nothing; batches before it stay re-indexed, and the
+                store keeps recording its old model until a reindex completes (run it
+                again once the embedder is fixed).
         """
         batch_size = v.batch_size(batch_size)
         ids = self.store.ids()

@@ -23,6 +23,7 @@ from mnemolayer import _validate as v
 from mnemolayer.embed.base import Embedder
 from mnemolayer.errors import ValidationError
 from mnemolayer.extract.base import ExtractedFact
+from mnemolayer.layers.episodic.added import AddResult, SkippedMessage
 from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.layers.episodic.read import get_record
 from mnemolayer.layers.semantic.apply import Pending, SemanticLayer
@@ -48,6 +49,12 @@ MessageInput = str | Message | dict[str, Any]
 
 #: Roles whose text may name its speaker in a label (``"Caroline: ..."``).
 _LABELLED_ROLES = frozenset({"user", "assistant"})
+
+
+def _identity(record: MemoryRecord) -> tuple[str, str]:
+    """A new record's message identity for tombstones: its caller message id (made
+    when none was given, and then never seen again) and its dedup key."""
+    return record.source_ids[0], record.content_hash
 
 
 def _labelled_speaker(content: str, role: str) -> str | None:
@@ -106,7 +113,7 @@ class EpisodicWriter:
         session_only: bool = False,
         pinned: bool = False,
         expires_at: datetime | str | None = None,
-    ) -> list[MemoryRecord]:
+    ) -> AddResult:
         """Store one text or a list of messages: one record per message, in one transaction.
 
         Args:
@@ -146,12 +153,23 @@ class EpisodicWriter:
                 already stored), else never.
 
         Returns:
-            The records in message order. Idempotent: a message whose normalised content,
-            speaker, kind and scope match an existing record returns that record unchanged.
-            Session-only and permanent records are matched apart: the same text added
-            both ways is stored twice, and only the session-only copy goes when the
-            session ends (see :func:`mnemolayer.models.message_hash`). A matching record
-            keeps its own importance, pin and expiry (use :meth:`pin` to pin it).
+            The records in message order, as an :class:`~mnemolayer.AddResult` (a list).
+            Idempotent: a message whose normalised content, speaker, kind and scope match
+            an existing record returns that record unchanged. Session-only and permanent
+            records are matched apart: the same text added both ways is stored twice, and
+            only the session-only copy goes when the session ends (see
+            :func:`mnemolayer.models.message_hash`). A matching record keeps its own
+            importance, pin and expiry (use :meth:`pin` to pin it).
+
+            Deletions stay deleted: a message with a caller id (``Message.id``) whose
+            memory was deleted (:meth:`delete`, or :meth:`delete_all` of an agent or
+            session) is not stored again when the same id, content and scope come back
+            (a replay, a sync retry); it has no record in the result and is listed in
+            ``result.skipped`` (:class:`~mnemolayer.SkippedMessage`, ``reason
+            "deleted"``), and its facts are not restated. The same words under a new id,
+            without an id, or in another session are stored as usual. The tombstones
+            hold no text (:mod:`mnemolayer.store.tombstones`) and go with
+            :meth:`delete_all` of the whole user.
 
         Raises:
             ValidationError: blank content, bad scope ids, metadata, timestamp or
@@ -159,14 +177,25 @@ class EpisodicWriter:
                 (field ``"session_only"``); ``pinned`` not a bool; ``expires_at`` not a
                 time or not after a message's time (field ``"expires_at"``). Nothing is
                 stored and the embedder is not called.
+            EmbedderError: the embedder failed, or returned the wrong number of vectors,
+                vectors of another dimension than its ``dim``, or NaN or infinite values
+                (:func:`~mnemolayer.embed.base.check_vectors`); nothing is stored (no
+                record, no fact).
         """
-        return self.insert(
-            self.records(
-                messages, user_id=user_id, agent_id=agent_id, session_id=session_id,
-                timestamp=timestamp, metadata=metadata, importance=importance, kind=kind,
-                session_only=session_only, pinned=pinned, expires_at=expires_at,
-            )
+        records = self.records(
+            messages, user_id=user_id, agent_id=agent_id, session_id=session_id,
+            timestamp=timestamp, metadata=metadata, importance=importance, kind=kind,
+            session_only=session_only, pinned=pinned, expires_at=expires_at,
         )  # fmt: skip
+        stored = self._insert(records, None, honour_deletions=True)
+        return AddResult(
+            [r for r in stored if r is not None],
+            [
+                SkippedMessage(index=i, message_id=records[i].source_ids[0])
+                for i, r in enumerate(stored)
+                if r is None
+            ],
+        )
 
     def records(
         self,
@@ -288,28 +317,52 @@ class EpisodicWriter:
         """Extract facts and embed new records (outside the write lock), then insert all
         in one transaction. ``facts`` gives the facts of some records instead of running
         the extractor on them (learned feedback)."""
+        stored = self._insert(records, facts, honour_deletions=False)
+        return [r for r in stored if r is not None]
+
+    def _insert(
+        self,
+        records: list[MemoryRecord],
+        facts: dict[str, list[ExtractedFact]] | None,
+        *,
+        honour_deletions: bool,
+    ) -> list[MemoryRecord | None]:
+        """:meth:`insert`, one entry per record: the stored one, or ``None`` for a
+        message skipped because its identity has a tombstone (``honour_deletions``)."""
         if not records:
             return []
         self.guard.require()
         user_id = records[0].user_id
-        existing = self.store.find_by_hash(None, user_id, [r.content_hash for r in records])
+        dead = (
+            self.store.deleted_messages(None, user_id, map(_identity, records))
+            if honour_deletions
+            else set()
+        )
+        live = [r for r in records if _identity(r) not in dead]
+        existing = self.store.find_by_hash(None, user_id, [r.content_hash for r in live])
         fresh: dict[str, MemoryRecord] = {}
-        for r in records:
+        for r in live:
             if r.content_hash not in existing and r.content_hash not in fresh:
                 fresh[r.content_hash] = r
         new = list(fresh.values())
         now = self.clock()
         # The same words said again later are stored once, but they restate their facts
         # at the later time (which reopens a fact retracted in between).
-        restated, given = self._restatements(records, existing, facts or {})
+        restated, given = self._restatements(live, existing, facts or {})
         pending = self.prepare([*new, *restated], now, given)
         vec_of, terms = self.index(new, pending)
 
         def write(c: Txn) -> dict[str, MemoryRecord]:
             stored: dict[str, MemoryRecord] = {}
             inserted: set[str] = set()
-            done = self.store.insert_many(c, [(r, terms[r.id], vec_of[r.id]) for r in new])
-            for r, ok in zip(new, done, strict=True):
+            todo = new
+            if honour_deletions:
+                # A deletion committed since the look-up above left its tombstones.
+                late = self.store.deleted_messages(c, user_id, map(_identity, new))
+                dead.update(late)
+                todo = [r for r in new if _identity(r) not in late]
+            done = self.store.insert_many(c, [(r, terms[r.id], vec_of[r.id]) for r in todo])
+            for r, ok in zip(todo, done, strict=True):
                 if not ok:
                     # Another writer stored the same content meanwhile: return theirs.
                     stored.update(self.store.find_by_hash(c, user_id, [r.content_hash]))
@@ -323,7 +376,12 @@ class EpisodicWriter:
 
         stored = self.store.transact(write)
         by_hash = {**existing, **stored}
-        return [self.store.as_stored(by_hash[r.content_hash]) for r in records]
+        return [
+            None
+            if _identity(r) in dead or r.content_hash not in by_hash
+            else self.store.as_stored(by_hash[r.content_hash])
+            for r in records
+        ]
 
     def index(
         self, records: list[MemoryRecord], pending: Sequence[Pending]
@@ -383,6 +441,8 @@ class EpisodicWriter:
             ValidationError: bad values, nothing to change, the new content duplicates
                 another memory in the same scope, or new content for the sentence record
                 of a fact (state the change as a message, or delete the fact's record).
+            EmbedderError: new content, and the embedder failed or answered wrongly
+                (:func:`~mnemolayer.embed.base.check_vectors`); nothing is changed.
         """
         old = get_record(self.store, memory_id, user_id)
         if content is None and metadata is None and importance is None:
@@ -450,7 +510,9 @@ class EpisodicWriter:
 
     def delete(self, memory_id: str, *, user_id: str | None = None) -> None:
         """Delete one memory from the records and every index; a ``DELETE`` history event
-        stays for audit (until :meth:`delete_all` for its user).
+        stays for audit (until :meth:`delete_all` for its user), and a tombstone of its
+        message (a keyed hash of its caller message id, content and scope; no text), so
+        that adding the same message again is skipped (:meth:`add`, ``skipped``).
 
         Raises:
             NotFoundError: no such memory (for ``user_id`` when given).
@@ -460,6 +522,7 @@ class EpisodicWriter:
         now = self.clock()
 
         def write(c: Txn) -> None:
+            self.store.bury(c, [old], now)  # so that a replay of the message stays deleted
             self.store.delete_ids(c, [old.id])
             self.store.add_history(c, old.id, old.user_id, "DELETE", old, None, now)
             self.semantic.forget(c, old.user_id, [old.id], now)

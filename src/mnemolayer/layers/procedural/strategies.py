@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 
 from mnemolayer import _validate as v
+from mnemolayer.embed.base import embed_checked
 from mnemolayer.layers.procedural.outcomes import OutcomeLog
 from mnemolayer.layers.procedural.types import (
     MAX_STRATEGY_CHARS,
@@ -134,7 +135,7 @@ class TaskVectors:
                 self._vectors.move_to_end(k)
         missing = list(dict.fromkeys(k[1] for k in keys if k not in known))
         if missing:
-            fresh = embedder.embed(missing, "query")
+            fresh = embed_checked(embedder, missing, "query")
             with self._lock:
                 for text, vec in zip(missing, fresh, strict=True):
                     known[(embedder.name, text)] = vec

@@ -416,7 +416,11 @@ class WorkingMemory:
                 agent_id=self.agent_id,
                 session_id=self.session_id,
             )
-            ids.update((m.id, r.id) for m, r in zip(full, records, strict=True))
+            # A turn whose memory was deleted before is skipped by add (it stays deleted):
+            # it then has no archived record.
+            skipped = {s.index for s in getattr(records, "skipped", ())}
+            stored = iter(records)
+            ids.update((m.id, "" if i in skipped else next(stored).id) for i, m in enumerate(full))
         return [ids[m.id] or "" for m in turns]
 
     def _fit(self, messages: list[WorkingMessage]) -> None:

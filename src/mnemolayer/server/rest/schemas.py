@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, computed_field
 
+from mnemolayer.layers.episodic.added import SkippedMessage
 from mnemolayer.layers.procedural.strategies import Insight, Outcome, StrategyStats
 from mnemolayer.lifecycle.maintain import MaintenanceReport
 from mnemolayer.models import Entity, Fact, HistoryEvent, Hit, MemoryRecord
@@ -102,9 +103,15 @@ class AddBody(ops.AddParams):
 
 
 class MemoriesResponse(_Out):
-    """The stored records, in message order (an existing record for repeated content)."""
+    """The stored records, in message order (an existing record for repeated content);
+    ``skipped``: the messages not stored because they were deleted before (same ``id``,
+    content and session), each with its position in ``messages``."""
 
     items: list[MemoryRecord]
+    skipped: list[SkippedMessage] = Field(
+        default_factory=list,
+        description="Messages not stored: their memory was deleted, and a replay stays deleted.",
+    )
 
 
 class SearchBody(ops.SearchParams):

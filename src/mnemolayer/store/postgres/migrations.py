@@ -268,6 +268,16 @@ MIGRATIONS: list[list[str]] = [
     # 7: per-user keyword terms (each term prefixed with its user's tag, as SQLite's
     # migration 7 does): nothing to convert, no PostgreSQL store predates them.
     [],
+    # 8: tombstones of deleted messages (keyed hashes of their identities; see SQLite's
+    # migration 8).
+    [
+        """CREATE TABLE tombstones (
+            user_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            deleted_at TEXT NOT NULL,
+            PRIMARY KEY (user_id, key)
+        )""",
+    ],
 ]
 
 

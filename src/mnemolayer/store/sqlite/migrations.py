@@ -228,6 +228,18 @@ MIGRATIONS: list[list[str]] = [
         """DROP TABLE temp.ms_terms""",
         """DROP TABLE temp.ms_user_tags""",
     ],
+    # 8: tombstones of deleted messages (store/tombstones.py): a replayed add of a
+    # deleted message (same caller message id, same content and scope) is skipped. Only
+    # a keyed hash of that identity is kept, never the text or the id; the user_id
+    # column makes delete_all sweep and count them with the user's other rows.
+    [
+        """CREATE TABLE tombstones (
+            user_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            deleted_at TEXT NOT NULL,
+            PRIMARY KEY (user_id, key)
+        ) WITHOUT ROWID""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

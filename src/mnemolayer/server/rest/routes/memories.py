@@ -43,7 +43,8 @@ def add_memories(body: AddBody, ctx: User) -> MemoriesResponse:
     """Store a text or a list of messages (``Memory.add``); idempotent per content and
     scope. ``pinned`` pins the new records, ``expires_at`` sets when they expire, and
     ``session_only`` (with ``session_id``) makes them temporary memories of the session,
-    deleted when it ends."""
+    deleted when it ends. A message whose memory was deleted before (same ``id``,
+    content and session) stays deleted: it is listed in ``skipped``, not stored."""
     if (body.content is None) == (body.messages is None):
         raise ValidationError("messages", "give either content (one text) or messages (a list)")
     messages: Any = (
@@ -52,7 +53,7 @@ def add_memories(body: AddBody, ctx: User) -> MemoriesResponse:
         else [m.model_dump(exclude_none=True) for m in body.messages or []]
     )
     records = ctx.mem.add(messages, user_id=ctx.user_id, **OPS["add"].kwargs(body))
-    return MemoriesResponse(items=records)
+    return MemoriesResponse(items=records, skipped=records.skipped)
 
 
 @router.post("/search", response_model=SearchResponse)
