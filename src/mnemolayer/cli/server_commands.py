@@ -200,9 +200,9 @@ def _key_row(key: ApiKey) -> list[str | None]:
     when = key.last_used_at.strftime("%Y-%m-%d %H:%M") if key.last_used_at else "never"
     return [
         key.id,
-        key.tenant,
+        key.tenant or "(every tenant)",
         ", ".join(key.users) or "(all)",
-        "yes" if key.admin else "",
+        "operator" if key.operator else "tenant admin" if key.admin else "",
         key.name,
         key.created_at.strftime("%Y-%m-%d %H:%M"),
         when,
@@ -217,25 +217,44 @@ def _key_json(key: ApiKey) -> dict[str, object]:
 @keys_app.command("create")
 def keys_create(
     ctx: typer.Context,
-    tenant: Annotated[str, typer.Option(help="The tenant the key reaches.")],
+    tenant: Annotated[
+        str | None,
+        typer.Option(help="The tenant the key reaches (required unless --operator)."),
+    ] = None,
     data_dir: DataDirOpt = None,
     user: Annotated[
         list[str] | None, typer.Option("--user", "-u", help="Bind to this user (repeatable).")
     ] = None,
-    admin: Annotated[bool, typer.Option("--admin", help="Allow the admin routes.")] = False,
+    admin: Annotated[
+        bool, typer.Option("--admin", help="A tenant admin: manages its tenant's keys.")
+    ] = False,
+    operator: Annotated[
+        bool,
+        typer.Option(
+            "--operator",
+            help="The server operator's key: every tenant and key, no tenant's memories.",
+        ),
+    ] = False,
     name: Annotated[str | None, typer.Option(help="A label for people.")] = None,
 ) -> None:
     """Create an API key and print it (once: only its hash is kept)."""
     state = _state(ctx)
+    if operator and tenant is not None:
+        raise ValidationError("--tenant", "an operator key belongs to no tenant; drop --tenant")
+    if not operator and tenant is None:
+        raise ValidationError("--tenant", "required (or --operator for the operator's key)")
     store = KeyStore(_data_dir(data_dir) / "keys.db")
     try:
-        token, info = store.create(tenant, users=user or [], admin=admin, name=name)
+        token, info = store.create(
+            tenant, users=user or [], admin=admin, operator=operator, name=name
+        )
     finally:
         store.close()
     if state.json:
         return _emit({"key": token, **_key_json(info)})
     typer.echo(token)
-    _say(state.err, f"key {info.id} for tenant {info.tenant}: shown once, store it now")
+    whose = "the operator" if info.tenant is None else f"tenant {info.tenant}"
+    _say(state.err, f"key {info.id} for {whose}: shown once, store it now")
 
 
 @keys_app.command("list")
@@ -261,7 +280,7 @@ def keys_list(
         return _emit([_key_json(k) for k in found])
     if not found:
         return _say(state.err, "no keys")
-    columns = ["id", "tenant", "users", "admin", "name", "created", "last used", "state"]
+    columns = ["id", "tenant", "users", "role", "name", "created", "last used", "state"]
     _print_table(state, columns, [_key_row(k) for k in found])
 
 

@@ -63,7 +63,8 @@ def build_app(settings: ServerSettings) -> FastAPI:
         if state.keys is not None and settings.auth and not state.keys.list():
             log.warning(
                 "no API keys in %s: every request will get 401; make one with "
-                "`mnemolayer keys create --data-dir %s --tenant NAME`",
+                "`mnemolayer keys create --data-dir %s --tenant NAME` (or --operator "
+                "for the operator's key)",
                 settings.keys_path,
                 settings.data_dir,
             )
