@@ -10,12 +10,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio.to_thread
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
 from mnemolayer import __version__
 from mnemolayer.server.rest.deps import ServerState
+from mnemolayer.server.rest.encoding import require_utf8
 from mnemolayer.server.rest.errors import BodyLimit, SafeJSONResponse, install_handlers
 from mnemolayer.server.rest.keys import KeyStore
 from mnemolayer.server.rest.routes import ROUTERS
@@ -95,6 +96,9 @@ def build_app(settings: ServerSettings) -> FastAPI:
         redoc_url=None,
         default_response_class=SafeJSONResponse,
         generate_unique_id_function=_operation_id,
+        # Before any route reads them: ids that are not UTF-8 must not decode to one
+        # replacement-character id (two users would become one).
+        dependencies=[Depends(require_utf8)],
     )
     install_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
