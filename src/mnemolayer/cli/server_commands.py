@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from mnemolayer.cli._checks import check_data_dir, check_listen
 from mnemolayer.cli._common import _emit, _print_table, _say, _state, app
 from mnemolayer.crypto import env_requests_encryption, resolve_encryption
 from mnemolayer.errors import UsageError, ValidationError
@@ -48,6 +49,26 @@ def _data_dir(value: Path | None) -> Path:
     if value is None:
         raise ValidationError("--data-dir", "required (or set MNEMOLAYER_DATA_DIR)")
     return value
+
+
+def _key_store(value: Path | None, *, create: bool) -> KeyStore:
+    """The key store of ``--data-dir``: made if missing with ``create`` (in a directory
+    checked to be writable), else refused when missing (a listing or a revocation must
+    not make one).
+
+    Raises:
+        ValidationError / UsageError: no, or a bad, ``--data-dir``; no key store there.
+        StoreError: the key file cannot be opened.
+    """
+    directory = _data_dir(value)
+    if create:
+        check_data_dir(directory)
+    elif not (directory / "keys.db").is_file():
+        raise UsageError(
+            f"no key store at {directory / 'keys.db'}; create one with "
+            f"`mnemolayer keys create --data-dir {shlex.quote(str(directory))} --tenant TENANT`"
+        )
+    return KeyStore(directory / "keys.db")
 
 
 @app.command()
@@ -118,15 +139,21 @@ def serve(
     require_server_extra()
     import uvicorn
 
-    from mnemolayer.server import create_app
+    from mnemolayer.server.rest.app import build_app, open_state
 
+    # Everything that can fail on the machine fails here, as one line: the address, the
+    # data directory, the key store, the models and (one store) the store itself.
+    check_listen(host, port)
+    if settings.data_dir is not None:
+        check_data_dir(settings.data_dir)
+    opened = open_state(settings)
     shown = redact_url(settings.db) if settings.db and is_postgres_url(settings.db) else settings.db
     where = f"data dir {settings.data_dir}" if settings.data_dir else f"store {shown}"
     auth = "API keys required" if settings.auth else "no API keys"
     upkeep = f", maintenance every {format_duration(every)}" if every is not None else ""
     _say(state.err, f"mnemolayer serving {where} on http://{host}:{port} ({auth}{upkeep})")
     uvicorn.run(
-        create_app(settings),
+        build_app(settings, opened),
         host=host,
         port=port,
         log_level=log_level,
@@ -243,7 +270,7 @@ def keys_create(
         raise ValidationError("--tenant", "an operator key belongs to no tenant; drop --tenant")
     if not operator and tenant is None:
         raise ValidationError("--tenant", "required (or --operator for the operator's key)")
-    store = KeyStore(_data_dir(data_dir) / "keys.db")
+    store = _key_store(data_dir, create=True)
     try:
         token, info = store.create(
             tenant, users=user or [], admin=admin, operator=operator, name=name
@@ -265,13 +292,7 @@ def keys_list(
 ) -> None:
     """List API keys (never the keys themselves), revoked ones included."""
     state = _state(ctx)
-    directory = _data_dir(data_dir)
-    if not (directory / "keys.db").exists():  # a listing must not make a key store
-        raise UsageError(
-            f"no key store at {directory / 'keys.db'}; create one with "
-            f"`mnemolayer keys create --data-dir {shlex.quote(str(directory))} --tenant TENANT`"
-        )
-    store = KeyStore(directory / "keys.db")
+    store = _key_store(data_dir, create=False)
     try:
         found = store.list(tenant)
     finally:
@@ -292,7 +313,7 @@ def keys_revoke(
 ) -> None:
     """Revoke an API key; a running server refuses it from the next request on."""
     state = _state(ctx)
-    store = KeyStore(_data_dir(data_dir) / "keys.db")
+    store = _key_store(data_dir, create=False)
     try:
         info = store.revoke(key_id)
     finally:
