@@ -160,6 +160,11 @@ def test_the_operator_key_reaches_no_memories(server: Server) -> None:
     assert not (server.data_dir / "tenants" / "default").exists()
 
 
+def test_an_operator_key_with_a_tenant_is_refused(server: Server) -> None:
+    r = server.as_("operator").post("/v1/admin/keys", json={"operator": True, "tenant": "acme"})
+    assert r.status_code == 422 and r.json()["error"]["field"] == "tenant", r.text
+
+
 def test_admin_keys_cannot_be_bound_to_users(server: Server) -> None:
     r = server.as_("acme_admin").post("/v1/admin/keys", json={"admin": True, "users": ["alice"]})
     assert r.status_code == 422 and r.json()["error"]["field"] == "users", r.text
