@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-from mnemolayer.errors import MnemolayerError, UsageError
+from mnemolayer.errors import MnemolayerError, MnemolayerRuntimeError, UsageError
 
 if TYPE_CHECKING:
     from typer._click import Context as ClickContext  # typer vendors click privately
@@ -56,13 +56,24 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON 
 class ErrorGroup(TyperGroup):
     """A command group whose :class:`~mnemolayer.errors.MnemolayerError` becomes one red
     ``error:`` line on stderr and exit code 2 (usage error) or 1 (runtime error), never
-    a traceback."""
+    a traceback; so does an :class:`OSError` that no command mapped itself (a file or
+    directory the system refused: exit code 1)."""
 
     def invoke(self, ctx: ClickContext) -> Any:
         try:
             return super().invoke(ctx)
         except MnemolayerError as exc:
             fail(exc)
+        except OSError as exc:
+            fail(MnemolayerRuntimeError(_os_message(exc)))
+
+
+def _os_message(exc: OSError) -> str:
+    """``"cannot use /a/b: Permission denied"`` (no ``[Errno 13]``, which says nothing to
+    a person)."""
+    where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+    why = exc.strerror or str(exc) or type(exc).__name__
+    return f"cannot use {where}: {why}" if where else why
 
 
 def fail(exc: MnemolayerError) -> NoReturn:

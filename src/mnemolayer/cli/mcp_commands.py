@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 import typer
 
 from mnemolayer import _validate as v
+from mnemolayer.cli._checks import check_listen
 from mnemolayer.cli._common import _open, _say, _state, app
 from mnemolayer.errors import UsageError
 
@@ -78,8 +79,10 @@ def mcp_command(
     else:
         default = os.environ.get("MNEMOLAYER_USER") or None
         scope = UserScope(v.scope_id(default, "MNEMOLAYER_USER"))
-    if transport == "http" and not _is_loopback(host):
-        _say(state.err, f"warning: {host} is not loopback; MCP over HTTP has no authentication")
+    if transport == "http":
+        check_listen(host, port)  # in use: one line now, not a traceback after the start
+        if not _is_loopback(host):
+            _say(state.err, f"warning: {host} is not loopback; MCP over HTTP has no authentication")
     who = f"user {scope.user}" if scope.user else "no default user"
     with _open(state, extract=True) as mem:
         server = build_server(mem, scope)

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from mnemolayer.cli._checks import check_data_dir, check_listen
 from mnemolayer.cli._common import _emit, _print_table, _say, _state, app
 from mnemolayer.crypto import env_requests_encryption, resolve_encryption
 from mnemolayer.errors import UsageError, ValidationError
@@ -48,6 +49,26 @@ def _data_dir(value: Path | None) -> Path:
     if value is None:
         raise ValidationError("--data-dir", "required (or set MNEMOLAYER_DATA_DIR)")
     return value
+
+
+def _key_store(value: Path | None, *, create: bool) -> KeyStore:
+    """The key store of ``--data-dir``: made if missing with ``create`` (in a directory
+    checked to be writable), else refused when missing (a listing or a revocation must
+    not make one).
+
+    Raises:
+        ValidationError / UsageError: no, or a bad, ``--data-dir``; no key store there.
+        StoreError: the key file cannot be opened.
+    """
+    directory = _data_dir(value)
+    if create:
+        check_data_dir(directory)
+    elif not (directory / "keys.db").is_file():
+        raise UsageError(
+            f"no key store at {directory / 'keys.db'}; create one with "
+            f"`mnemolayer keys create --data-dir {shlex.quote(str(directory))} --tenant TENANT`"
+        )
+    return KeyStore(directory / "keys.db")
 
 
 @app.command()
@@ -118,15 +139,21 @@ def serve(
     require_server_extra()
     import uvicorn
 
-    from mnemolayer.server import create_app
+    from mnemolayer.server.rest.app import build_app, open_state
 
+    # Everything that can fail on the machine fails here, as one line: the address, the
+    # data directory, the key store, the models and (one store) the store itself.
+    check_listen(host, port)
+    if settings.data_dir is not None:
+        check_data_dir(settings.data_dir)
+    opened = open_state(settings)
     shown = redact_url(settings.db) if settings.db and is_postgres_url(settings.db) else settings.db
     where = f"data dir {settings.data_dir}" if settings.data_dir else f"store {shown}"
     auth = "API keys required" if settings.auth else "no API keys"
     upkeep = f", maintenance every {format_duration(every)}" if every is not None else ""
     _say(state.err, f"mnemolayer serving {where} on http://{host}:{port} ({auth}{upkeep})")
     uvicorn.run(
-        create_app(settings),
+        build_app(settings, opened),
         host=host,
         port=port,
         log_level=log_level,
@@ -200,9 +227,9 @@ def _key_row(key: ApiKey) -> list[str | None]:
     when = key.last_used_at.strftime("%Y-%m-%d %H:%M") if key.last_used_at else "never"
     return [
         key.id,
-        key.tenant,
+        key.tenant or "(every tenant)",
         ", ".join(key.users) or "(all)",
-        "yes" if key.admin else "",
+        "operator" if key.operator else "tenant admin" if key.admin else "",
         key.name,
         key.created_at.strftime("%Y-%m-%d %H:%M"),
         when,
@@ -217,25 +244,44 @@ def _key_json(key: ApiKey) -> dict[str, object]:
 @keys_app.command("create")
 def keys_create(
     ctx: typer.Context,
-    tenant: Annotated[str, typer.Option(help="The tenant the key reaches.")],
+    tenant: Annotated[
+        str | None,
+        typer.Option(help="The tenant the key reaches (required unless --operator)."),
+    ] = None,
     data_dir: DataDirOpt = None,
     user: Annotated[
         list[str] | None, typer.Option("--user", "-u", help="Bind to this user (repeatable).")
     ] = None,
-    admin: Annotated[bool, typer.Option("--admin", help="Allow the admin routes.")] = False,
+    admin: Annotated[
+        bool, typer.Option("--admin", help="A tenant admin: manages its tenant's keys.")
+    ] = False,
+    operator: Annotated[
+        bool,
+        typer.Option(
+            "--operator",
+            help="The server operator's key: every tenant and key, no tenant's memories.",
+        ),
+    ] = False,
     name: Annotated[str | None, typer.Option(help="A label for people.")] = None,
 ) -> None:
     """Create an API key and print it (once: only its hash is kept)."""
     state = _state(ctx)
-    store = KeyStore(_data_dir(data_dir) / "keys.db")
+    if operator and tenant is not None:
+        raise ValidationError("--tenant", "an operator key belongs to no tenant; drop --tenant")
+    if not operator and tenant is None:
+        raise ValidationError("--tenant", "required (or --operator for the operator's key)")
+    store = _key_store(data_dir, create=True)
     try:
-        token, info = store.create(tenant, users=user or [], admin=admin, name=name)
+        token, info = store.create(
+            tenant, users=user or [], admin=admin, operator=operator, name=name
+        )
     finally:
         store.close()
     if state.json:
         return _emit({"key": token, **_key_json(info)})
     typer.echo(token)
-    _say(state.err, f"key {info.id} for tenant {info.tenant}: shown once, store it now")
+    whose = "the operator" if info.tenant is None else f"tenant {info.tenant}"
+    _say(state.err, f"key {info.id} for {whose}: shown once, store it now")
 
 
 @keys_app.command("list")
@@ -246,13 +292,7 @@ def keys_list(
 ) -> None:
     """List API keys (never the keys themselves), revoked ones included."""
     state = _state(ctx)
-    directory = _data_dir(data_dir)
-    if not (directory / "keys.db").exists():  # a listing must not make a key store
-        raise UsageError(
-            f"no key store at {directory / 'keys.db'}; create one with "
-            f"`mnemolayer keys create --data-dir {shlex.quote(str(directory))} --tenant TENANT`"
-        )
-    store = KeyStore(directory / "keys.db")
+    store = _key_store(data_dir, create=False)
     try:
         found = store.list(tenant)
     finally:
@@ -261,7 +301,7 @@ def keys_list(
         return _emit([_key_json(k) for k in found])
     if not found:
         return _say(state.err, "no keys")
-    columns = ["id", "tenant", "users", "admin", "name", "created", "last used", "state"]
+    columns = ["id", "tenant", "users", "role", "name", "created", "last used", "state"]
     _print_table(state, columns, [_key_row(k) for k in found])
 
 
@@ -273,7 +313,7 @@ def keys_revoke(
 ) -> None:
     """Revoke an API key; a running server refuses it from the next request on."""
     state = _state(ctx)
-    store = KeyStore(_data_dir(data_dir) / "keys.db")
+    store = _key_store(data_dir, create=False)
     try:
         info = store.revoke(key_id)
     finally:

@@ -21,10 +21,11 @@ live under ``/v1/users/{user_id}/...``.
 API keys
 --------
 ``mnemolayer keys create --data-dir DIR --tenant T [--user U ...] [--admin] [--name N]``
-prints a key once: ``msk_<id>_<secret>``, a 32-byte random secret. ``<data_dir>/keys.db``
-keeps only its SHA-256 (compared with :func:`hmac.compare_digest`), the tenant, the
-bound users, the admin flag, a name, ``created_at``, ``last_used_at`` (updated at most
-once a minute) and ``revoked_at``. ``mnemolayer keys list`` and ``mnemolayer keys revoke
+(or ``--operator`` instead of ``--tenant``) prints a key once: ``msk_<id>_<secret>``, a
+32-byte random secret. ``<data_dir>/keys.db`` keeps only its SHA-256 (compared with
+:func:`hmac.compare_digest`), the tenant, the bound users, the admin and operator
+flags, a name, ``created_at``, ``last_used_at`` (updated at most once a minute) and
+``revoked_at``. ``mnemolayer keys list`` and ``mnemolayer keys revoke
 ID`` manage them; a revoked key fails at once, also in a running server.
 
 Clients send the key as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``:
@@ -32,9 +33,12 @@ Clients send the key as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``:
 * no key, an unknown, malformed or revoked key → **401**;
 * a key bound to user ids (``--user``, repeatable) may only touch those users; any other
   ``user_id`` → **403** naming ``user_id``, and tenant-wide routes (``/v1/stats``) → 403;
-* an **admin** key (``--admin``) also reaches ``/v1/admin/...``: the stats of every
-  tenant, and creating, listing and revoking keys. Its own data access is that of an
-  ordinary key of its tenant.
+* a **tenant-admin** key (``--admin``) also creates, lists and revokes the keys of its
+  own tenant over ``/v1/admin/keys`` (another tenant's keys are unknown to it: 404;
+  naming another tenant: 403). Its data access is that of an ordinary key of its tenant;
+* the **operator** key (``--operator``) belongs to no tenant: it manages every tenant
+  and key (a key for a new tenant makes the tenant), reads every tenant's stats
+  (``/v1/admin/tenants``), and reaches no tenant's memories (403).
 
 Modes
 -----
@@ -60,7 +64,8 @@ problem under ``"errors"``), never a traceback:
 ====  ======================  ===========================================================
 400   usage_error             a request the library rejects without naming a field
 401   unauthorized            missing, unknown or revoked key
-403   forbidden               key bound to other users, or not an admin key
+403   forbidden               key bound to other users, not an admin (or operator) key,
+                              or the operator's key on a memory route
 404   not_found               no such memory, entity, window message or route
 405   method_not_allowed      the route exists, the method does not
 409   embedding_mismatch      the tenant's store was built with another embedding model

@@ -11,6 +11,7 @@ function while the sessions last the whole module.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import socket
 import subprocess
@@ -518,3 +519,117 @@ def test_user_scope_resolution() -> None:
 
 def test_the_kind_enum_matches_memory_kinds() -> None:
     assert set(typing.get_args(Kind)) == {k.value for k in MemoryKind}
+
+
+# -- raw JSON-RPC over stdio ---------------------------------------------------------------
+
+
+class RawStdio:
+    """``mnemolayer mcp`` over stdio, spoken to line by line in bytes: the SDK's client
+    cannot send text that is not UTF-8, which is what these tests send."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.log = (tmp / "raw.log").open("w")
+        args = ["--db", str(tmp / "m.db"), "mcp", "--embedder", "hashing"]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mnemolayer", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env=_env(MNEMOLAYER_USER="alice"),
+            cwd=tmp,
+        )
+        self.next_id = 0
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}}
+        self.request("initialize", {**hello, "clientInfo": {"name": "raw", "version": "1"}})
+        self.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
+    def send(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        self.send(
+            _raw_json({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params})
+        )
+        assert self.proc.stdout is not None
+        answer: dict[str, Any] = json.loads(self.proc.stdout.readline())
+        assert answer["id"] == self.next_id, answer
+        return answer
+
+    def tool(self, name: str, arguments: dict[str, Any]) -> tuple[bool, str]:
+        """``(is_error, text)`` of one tool call."""
+        result = self.request("tools/call", {"name": name, "arguments": arguments})["result"]
+        return result.get("isError", False), " ".join(c["text"] for c in result["content"])
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=30)
+        self.log.close()
+        return code
+
+
+def _raw_json(value: Any) -> bytes:
+    """JSON whose strings may hold bytes that are not UTF-8: a ``bytes`` value is written
+    between quotes as it is."""
+    if isinstance(value, bytes):
+        return b'"' + value + b'"'
+    if isinstance(value, dict):
+        items = (_raw_json(k) + b": " + _raw_json(v) for k, v in value.items())
+        return b"{" + b", ".join(items) + b"}"
+    return json.dumps(value).encode()
+
+
+@pytest.fixture(scope="module")
+def raw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RawStdio]:
+    server = RawStdio(tmp_path_factory.mktemp("mcp-raw"))
+    yield server
+    assert server.close() == 0
+
+
+#: Two different lone surrogates as the bytes a broken encoder writes (UTF-8 has no
+#: encoding for them); a decoder with replacement makes both U+FFFD x 3.
+FIRST, SECOND = b"\xed\xa0\x80", b"\xed\xa0\x81"
+
+
+def test_two_ids_that_are_not_utf8_are_refused_and_never_alias(raw: RawStdio) -> None:
+    for user in (FIRST, SECOND):
+        failed, text = raw.tool(
+            "add_memory", {"content": "the first user's secret", "user_id": user}
+        )
+        assert failed and "user_id" in text, text
+        failed, text = raw.tool("list_memories", {"user_id": user})
+        assert failed and "user_id" in text and "secret" not in text, text
+    failed, text = raw.tool("list_memories", {"user_id": "\ufffd" * 3})
+    assert not failed and "secret" not in text, text  # nothing was stored under U+FFFD x 3
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "name"),
+    [
+        ("add_memory", {"content": "hi", "agent_id": FIRST}, "agent_id"),
+        ("add_memory", {"content": "hi", "session_id": b"s\xff"}, "session_id"),
+        ("search_memory", {"query": "hi", "user_id": b"\\ud800"}, "user_id"),  # an escape
+        ("get_context", {"query": "hi", "session_id": b"\\udfff"}, "session_id"),
+        ("get_facts", {"user_id": SECOND}, "user_id"),
+        ("get_history", {"memory_id": FIRST}, "memory_id"),
+        ("delete_memory", {"memory_id": b"\\ud801"}, "memory_id"),
+        ("record_outcome", {"task": b"t\xff", "strategy": "s", "success": True}, "task"),
+    ],
+)
+def test_a_tool_argument_that_is_not_utf8_is_an_error_naming_it(
+    raw: RawStdio, tool: str, arguments: dict[str, Any], name: str
+) -> None:
+    failed, text = raw.tool(tool, arguments)
+    assert failed and name in text, text
+
+
+def test_the_raw_server_still_answers_after_bad_lines(raw: RawStdio) -> None:
+    raw.send(b"not json at all \xff")
+    failed, text = raw.tool(
+        "add_memory", {"content": "caf\u00e9 au lait", "user_id": "caf\u00e9".encode()}
+    )
+    assert not failed and "café" in text, text

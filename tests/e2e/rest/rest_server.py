@@ -106,7 +106,9 @@ def start_with_tenants(workdir: Path, *serve_args: str) -> Server:
     """A multi-tenant server (more ``serve_args`` if given) with keys:
 
     * ``acme``: tenant ``acme``, every user; ``acme_alice``: ``acme``, bound to ``alice``;
-    * ``acme_admin``: an admin key of ``acme``; ``globex``: tenant ``globex``, every user;
+    * ``acme_admin``: a tenant-admin key of ``acme``; ``globex``: tenant ``globex``, every
+      user; ``globex_admin``: a tenant-admin key of ``globex``;
+    * ``operator``: the server operator's key (every tenant and key, no tenant's data);
     * ``legacy``: tenant ``legacy``, whose store was embedded with another model than the
       server's (so it cannot be opened).
     """
@@ -117,6 +119,8 @@ def start_with_tenants(workdir: Path, *serve_args: str) -> Server:
         "acme_alice": store.create("acme", users=["alice"], name="alice only")[0],
         "acme_admin": store.create("acme", admin=True, name="ops")[0],
         "globex": store.create("globex")[0],
+        "globex_admin": store.create("globex", admin=True, name="globex ops")[0],
+        "operator": store.create(None, operator=True, name="operator")[0],
         "legacy": store.create("legacy")[0],
     }
     store.close()
@@ -198,7 +202,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/v1/whoami"),
     Endpoint("GET", "/v1/stats"),
     Endpoint("GET", "/v1/admin/tenants"),
-    Endpoint("POST", "/v1/admin/keys", {"tenant": "initech"}),
+    Endpoint("POST", "/v1/admin/keys", {"tenant": "acme"}),
     Endpoint("GET", "/v1/admin/keys"),
     Endpoint("DELETE", "/v1/admin/keys/{key_id}"),
 )

@@ -59,6 +59,7 @@ def test_x_api_key_header_works_like_bearer(server: Server) -> None:
         "tenant": "acme",
         "users": None,
         "admin": False,
+        "operator": False,
         "key_id": server.keys["acme"].split("_")[1],
         "auth": True,
     }
@@ -103,9 +104,9 @@ def test_admin_routes_need_an_admin_key(server: Server, endpoint: Endpoint) -> N
         assert r.status_code == 403, (name, r.text)
 
 
-def test_admin_manages_keys_over_the_api(server: Server) -> None:
-    admin = server.as_("acme_admin")
-    r = admin.post(
+def test_the_operator_manages_keys_over_the_api(server: Server) -> None:
+    operator = server.as_("operator")
+    r = operator.post(
         "/v1/admin/keys", json={"tenant": "initech", "users": ["peter"], "name": "peter"}
     )
     assert r.status_code == 201, r.text
@@ -114,20 +115,20 @@ def test_admin_manages_keys_over_the_api(server: Server) -> None:
     peter = server.client(token)
     assert peter.post("/v1/users/peter/memories", json={"content": "TPS reports"}).is_success
     assert peter.get("/v1/users/milton/memories").status_code == 403
-    listed = admin.get("/v1/admin/keys", params={"tenant": "initech"}).json()["keys"]
+    listed = operator.get("/v1/admin/keys", params={"tenant": "initech"}).json()["keys"]
     assert [k["id"] for k in listed] == [info["id"]] and listed[0]["last_used_at"] is not None
-    assert token not in admin.get("/v1/admin/keys").text
-    revoked = admin.delete(f"/v1/admin/keys/{info['id']}")
+    assert token not in operator.get("/v1/admin/keys").text
+    revoked = operator.delete(f"/v1/admin/keys/{info['id']}")
     assert revoked.status_code == 200 and revoked.json()["revoked_at"] is not None
     assert peter.get("/v1/whoami").status_code == 401
-    assert admin.delete("/v1/admin/keys/ffffffffffffffff").status_code == 404
-    bad = admin.post("/v1/admin/keys", json={"tenant": "../etc"})
+    assert operator.delete("/v1/admin/keys/ffffffffffffffff").status_code == 404
+    bad = operator.post("/v1/admin/keys", json={"tenant": "../etc"})
     assert bad.status_code == 422 and bad.json()["error"]["field"] == "tenant"
 
 
-def test_admin_sees_every_tenants_stats(server: Server) -> None:
+def test_the_operator_sees_every_tenants_stats(server: Server) -> None:
     server.as_("globex").post("/v1/users/g1/memories", json={"content": "globex note"})
-    listing = server.as_("acme_admin").get("/v1/admin/tenants").json()
+    listing = server.as_("operator").get("/v1/admin/tenants").json()
     by_name = {t["tenant"]: t for t in listing["tenants"]}
     assert {"acme", "globex"} <= set(by_name)
     assert by_name["globex"]["memories"] >= 1 and "path" not in by_name["globex"]

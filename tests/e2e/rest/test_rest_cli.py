@@ -38,7 +38,8 @@ def test_single_user_mode_needs_no_key(single: tuple[Server, Path]) -> None:
     srv, db = single
     api = srv.client()
     assert api.get("/v1/whoami").json() == {
-        "tenant": "default", "users": None, "admin": False, "key_id": None, "auth": False,
+        "tenant": "default", "users": None, "admin": False, "operator": False, "key_id": None,
+        "auth": False,
     }  # fmt: skip
     assert api.post("/v1/users/me/memories", json={"content": "solo note"}).status_code == 201
     assert api.get("/v1/stats").json()["memories"] == 1
@@ -104,3 +105,25 @@ def test_keys_commands_work_against_a_running_server(server: Server) -> None:
     assert bad.exit_code == 2 and bad.stderr.startswith("error: tenant:")
     no_dir = cli("keys", "list")
     assert no_dir.exit_code == 2 and "--data-dir" in no_dir.stderr
+
+
+def test_keys_create_makes_operator_and_tenant_admin_keys(server: Server) -> None:
+    assert server.data_dir is not None
+    data = ["--data-dir", str(server.data_dir)]
+    made = cli("--json", "keys", "create", "--operator", "--name", "ops", *data)
+    assert made.exit_code == 0, made.stderr
+    op = json.loads(made.stdout)
+    assert (op["tenant"], op["admin"], op["operator"]) == (None, True, True)
+    who = httpx.get(f"{server.url}/v1/whoami", headers={"X-API-Key": op["key"]}).json()
+    assert who["operator"] is True and who["tenant"] is None
+    shown = cli("keys", "create", "--operator", *data)
+    assert shown.exit_code == 0 and "for the operator: shown once" in shown.stderr
+    table = cli("keys", "list", *data)
+    assert table.exit_code == 0 and "operator" in table.stdout and "tenant admin" in table.stdout
+
+    both = cli("keys", "create", "--operator", "--tenant", "acme", *data)
+    assert both.exit_code == 2 and both.stderr.startswith("error: --tenant:"), both.stderr
+    neither = cli("keys", "create", "--admin", *data)
+    assert neither.exit_code == 2 and neither.stderr.startswith("error: --tenant:"), neither.stderr
+    bound = cli("keys", "create", "--tenant", "acme", "--admin", "--user", "al", *data)
+    assert bound.exit_code == 2 and bound.stderr.startswith("error: users:"), bound.stderr

@@ -1,6 +1,6 @@
-"""Tenant isolation, route by route: a key of tenant ``globex`` calls every endpoint with
-tenant ``acme``'s user, memory, message and entity ids, and must neither see nor change
-anything of acme's."""
+"""Tenant isolation, route by route: a key of tenant ``globex``, and globex's tenant-admin
+key, call every endpoint with tenant ``acme``'s user, memory, message, entity and key ids,
+and must neither see nor change anything of acme's (its memories, windows or keys)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,14 @@ from rest_server import ENDPOINTS, Endpoint, Server, ids
 MARK = "zebracorn"  # a word only acme's data contains
 
 
-def _acme_state(api: httpx.Client) -> dict[str, Any]:
-    """Everything of acme's user ``alice``: export rows and the saved window."""
+def _acme_state(api: httpx.Client, admin: httpx.Client) -> dict[str, Any]:
+    """Everything of acme's user ``alice``: export rows and the saved window; and acme's
+    keys (as its tenant admin lists them; ``last_used_at`` moves with every request)."""
     rows = api.get("/v1/users/alice/export").json()["rows"]
     window = api.get("/v1/users/alice/sessions/s-zebra/window").json()
-    return {"rows": rows, "window": window}
+    keys = admin.get("/v1/admin/keys").json()["keys"]
+    kept = [{k: v for k, v in key.items() if k != "last_used_at"} for key in keys]
+    return {"rows": rows, "window": window, "keys": kept}
 
 
 def _ids_in(state: dict[str, Any]) -> set[str]:
@@ -46,7 +49,7 @@ def acme(server: Server) -> dict[str, Any]:
         "/v1/users/alice/sessions/s-zebra/window/messages",
         json={"role": "user", "content": f"the {MARK} plan is secret"},
     ).json()["message"]
-    state = _acme_state(api)
+    state = _acme_state(api, server.as_("acme_admin"))
     assert MARK in json.dumps(state).lower() and state["window"]["window"]
     names = {
         "user_id": "alice",
@@ -54,7 +57,7 @@ def acme(server: Server) -> dict[str, Any]:
         "session_id": "s-zebra",
         "message_id": turn["id"],
         "entity": "Lena",
-        "key_id": "0123456789abcdef",
+        "key_id": server.keys["acme"].split("_")[1],
     }
     return {"names": names, "state": state, "ids": _ids_in(state)}
 
@@ -71,15 +74,27 @@ def test_the_endpoint_table_covers_every_route(server: Server) -> None:
     assert served == table
 
 
+#: What an admin route answers globex's tenant admin called with acme's names: acme's
+#: key is an unknown key to it, a key for acme is refused, and its listing is globex's.
+GLOBEX_ADMIN = {
+    "GET /v1/admin/tenants": 403,
+    "POST /v1/admin/keys": 403,
+    "GET /v1/admin/keys": 200,
+    "DELETE /v1/admin/keys/{key_id}": 404,
+}
+
+
+@pytest.mark.parametrize("key", ["globex", "globex_admin"])
 @pytest.mark.parametrize("endpoint", ENDPOINTS, ids=list(ids()))
 def test_another_tenants_key_never_reaches_acme(
-    server: Server, acme: dict[str, Any], endpoint: Endpoint
+    server: Server, acme: dict[str, Any], endpoint: Endpoint, key: str
 ) -> None:
     names = acme["names"]
-    r = endpoint.call(server.as_("globex"), **names)
+    r = endpoint.call(server.as_(key), **names)
     assert r.status_code < 500, r.text
     if endpoint.admin:
-        assert r.status_code == 403
+        expected = GLOBEX_ADMIN[f"{endpoint.method} {endpoint.path}"] if key != "globex" else 403
+        assert r.status_code == expected, r.text
     elif any(f"{{{n}}}" in endpoint.path for n in ("memory_id", "message_id", "entity")):
         assert r.status_code == 404, r.text  # acme's ids do not exist in globex's store
     else:
@@ -92,7 +107,7 @@ def test_another_tenants_key_never_reaches_acme(
     if endpoint.path == "/v1/whoami":
         assert r.json()["tenant"] == "globex"
     # And nothing of acme's changed.
-    assert _acme_state(server.as_("acme")) == acme["state"]
+    assert _acme_state(server.as_("acme"), server.as_("acme_admin")) == acme["state"]
 
 
 def test_acme_still_sees_its_own_data(server: Server, acme: dict[str, Any]) -> None:

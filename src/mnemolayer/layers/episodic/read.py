@@ -25,9 +25,12 @@ def get_record(store: SQLStore, memory_id: str, user_id: str | None = None) -> M
     """One memory by id (the body of :meth:`mnemolayer.Memory.get`).
 
     Raises:
+        ValidationError: a malformed ``memory_id``, or a ``user_id`` that is not an id
+            (blank, too long, not valid Unicode).
         NotFoundError: no such memory, or it belongs to another user than ``user_id``.
     """
     memory_id = v.memory_id(memory_id)
+    user_id = v.scope_id(user_id, "user_id")
     rec = store.get(memory_id)
     if rec is None or (user_id is not None and rec.user_id != user_id):
         raise NotFoundError(f"memory_id: no memory {memory_id!r}")
@@ -208,9 +211,11 @@ class EpisodicReader:
         Works for deleted memories too (their ``DELETE`` event is kept).
 
         Raises:
+            ValidationError: a malformed ``memory_id`` or ``user_id``.
             NotFoundError: no history for that id (for ``user_id`` when given).
         """
         memory_id = v.memory_id(memory_id)
+        user_id = v.scope_id(user_id, "user_id")
         events = self.store.history(memory_id)
         if user_id is not None:
             events = [e for e in events if e.user_id == user_id]

@@ -6,7 +6,8 @@
 ``search_memory``, ``get_context``, ``list_memories``, ``delete_memory``, ``get_facts``,
 ``record_outcome``, ``get_strategies``, ``get_history``, ``explain_memory`` and
 ``pin_memory``; ``mnemolayer mcp`` runs it
-over stdio or streamable HTTP (docs/mcp.md). The store is opened once, by the caller,
+over stdio (:func:`serve_stdio`: strict about text that is not UTF-8, so two ids never
+become one) or streamable HTTP (docs/mcp.md). The store is opened once, by the caller,
 and shared by every session: the embedding model loads once per server. The tools call
 it through :class:`~mnemolayer.AsyncMemory` (each call in a worker thread), and their
 arguments come from the operations table, :mod:`mnemolayer.server.ops`.
@@ -30,9 +31,10 @@ from mcp_types import ToolAnnotations
 from mnemolayer import __version__
 from mnemolayer.aio import AsyncMemory
 from mnemolayer.memory import Memory
+from mnemolayer.server.mcp._stdio import StrictStdioServer, serve_stdio
 from mnemolayer.server.mcp._tools import MemoryTools, UserScope
 
-__all__ = ["MemoryTools", "UserScope", "build_server"]
+__all__ = ["MemoryTools", "UserScope", "build_server", "serve_stdio"]
 
 _INSTRUCTIONS = """\
 mnemolayer is long-term memory about the user, kept across conversations.
@@ -66,7 +68,8 @@ def build_server(mem: Memory | AsyncMemory, scope: UserScope | None = None) -> M
         instructions += f"\nCalls without user_id act for user {scope.user!r}."
     else:
         instructions += "\nEvery call must name the user in user_id."
-    server: MCPServer[Any] = MCPServer(
+    # Its stdio transport keeps text that is not UTF-8 from becoming another id.
+    server: MCPServer[Any] = StrictStdioServer(
         "mnemolayer",
         title="mnemolayer memory",
         instructions=instructions,

@@ -1,6 +1,7 @@
 """The application factory: routes, error handlers, body limit and the lifespan that
 opens (and closes) the key store, the shared models, the tenants' stores and the
-maintenance scheduler."""
+maintenance scheduler; :func:`open_state` opens them ahead of the start when the caller
+wants their errors before the server runs."""
 
 from __future__ import annotations
 
@@ -10,22 +11,23 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio.to_thread
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
 from mnemolayer import __version__
 from mnemolayer.server.rest.deps import ServerState
+from mnemolayer.server.rest.encoding import require_utf8
 from mnemolayer.server.rest.errors import BodyLimit, SafeJSONResponse, install_handlers
 from mnemolayer.server.rest.keys import KeyStore
 from mnemolayer.server.rest.routes import ROUTERS
 from mnemolayer.server.rest.scheduler import MaintenanceScheduler
-from mnemolayer.server.rest.settings import ServerSettings
+from mnemolayer.server.rest.settings import DEFAULT_TENANT, ServerSettings
 from mnemolayer.server.rest.tenants import TenantPool
 from mnemolayer.server.ui import mount_ui
 from mnemolayer.text.tokens import get_token_counter
 
-__all__ = ["build_app"]
+__all__ = ["build_app", "open_state"]
 
 log = logging.getLogger("mnemolayer.server")
 
@@ -40,45 +42,76 @@ def _operation_id(route: APIRoute) -> str:
     return route.name
 
 
-def build_app(settings: ServerSettings) -> FastAPI:
-    """The FastAPI application; see :func:`mnemolayer.server.create_app`."""
+def open_state(settings: ServerSettings) -> ServerState:
+    """What a server holds, opened: the key store, the shared models (loaded and warmed
+    up, so that the first requests do not pay for them) and, in single-user mode, its
+    one store, so that a bad path fails the start rather than every request.
+
+    Raises:
+        StoreError, StoreCorruptError, EmbeddingModelMismatchError: the key store or the
+            single store cannot be opened.
+        MnemolayerError: a model cannot be made (as the registry raises it).
+    """
+    keys = KeyStore(settings.keys_path) if settings.keys_path is not None else None
+    pool: TenantPool | None = None
+    try:
+        pool = TenantPool(settings)
+        pool.embedder.embed(["warm up"], "query")
+        if settings.extractor == "rules" and pool.extractor is not None:  # llm: no call
+            pool.extractor.extract("I live in Lisbon.", speaker=None, timestamp=None)
+        if settings.data_dir is None:
+            pool.get(DEFAULT_TENANT)
+    except BaseException:
+        if pool is not None:
+            pool.close()
+        if keys is not None:
+            keys.close()
+        raise
+    return ServerState(settings=settings, pool=pool, keys=keys)
+
+
+def build_app(settings: ServerSettings, state: ServerState | None = None) -> FastAPI:
+    """The FastAPI application; see :func:`mnemolayer.server.create_app`.
+
+    Args:
+        settings: how the server runs.
+        state: what :func:`open_state` opened for ``settings`` (``mnemolayer serve``
+            opens it before the server starts, so that an error is one line, not a
+            startup traceback); served once and closed at shutdown. Default: opened
+            when the application starts.
+    """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        def start() -> ServerState:
-            keys = KeyStore(settings.keys_path) if settings.keys_path is not None else None
-            pool = TenantPool(settings)
-            # Load the models now, once, so that the first requests do not pay for them.
-            pool.embedder.embed(["warm up"], "query")
-            if settings.extractor == "rules" and pool.extractor is not None:  # llm: no call
-                pool.extractor.extract("I live in Lisbon.", speaker=None, timestamp=None)
-            return ServerState(settings=settings, pool=pool, keys=keys)
-
-        state = await anyio.to_thread.run_sync(start)
+        nonlocal state
+        opened, state = state, None  # a state given is served once
+        if opened is None:
+            opened = await anyio.to_thread.run_sync(open_state, settings)
         # The default token vocabulary (context, working memory) takes a second or two to
         # load; it loads behind a lock, so requests that need it meanwhile just wait.
         threading.Thread(
             target=lambda: get_token_counter().count("warm up"), name="warm-tokens", daemon=True
         ).start()
-        if state.keys is not None and settings.auth and not state.keys.list():
+        if opened.keys is not None and settings.auth and not opened.keys.list():
             log.warning(
                 "no API keys in %s: every request will get 401; make one with "
-                "`mnemolayer keys create --data-dir %s --tenant NAME`",
+                "`mnemolayer keys create --data-dir %s --tenant NAME` (or --operator "
+                "for the operator's key)",
                 settings.keys_path,
                 settings.data_dir,
             )
         if settings.maintain_every_s is not None:
-            state.scheduler = MaintenanceScheduler(state.pool, settings.maintain_every_s)
-            state.scheduler.start()
-        app.state.mnemolayer = state
+            opened.scheduler = MaintenanceScheduler(opened.pool, settings.maintain_every_s)
+            opened.scheduler.start()
+        app.state.mnemolayer = opened
         try:
             yield
         finally:
-            if state.scheduler is not None:  # before the stores close under it
-                await anyio.to_thread.run_sync(state.scheduler.stop)
-            state.pool.close()
-            if state.keys is not None:
-                state.keys.close()
+            if opened.scheduler is not None:  # before the stores close under it
+                await anyio.to_thread.run_sync(opened.scheduler.stop)
+            opened.pool.close()
+            if opened.keys is not None:
+                opened.keys.close()
 
     app = FastAPI(
         title="mnemolayer",
@@ -94,6 +127,9 @@ def build_app(settings: ServerSettings) -> FastAPI:
         redoc_url=None,
         default_response_class=SafeJSONResponse,
         generate_unique_id_function=_operation_id,
+        # Before any route reads them: ids that are not UTF-8 must not decode to one
+        # replacement-character id (two users would become one).
+        dependencies=[Depends(require_utf8)],
     )
     install_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)

@@ -20,6 +20,7 @@ from mnemolayer.server.rest.tenants import TenantPool
 __all__ = [
     "Admin",
     "Caller",
+    "Operator",
     "Principal",
     "ServerState",
     "TenantUser",
@@ -47,13 +48,32 @@ def state_of(request: Request) -> ServerState:
 
 @dataclass(frozen=True)
 class Principal:
-    """The caller: the tenant its key reaches, the users it may touch (``None``: all of the
-    tenant's), whether it is an admin key, and the key (``None`` when auth is off)."""
+    """The caller: the tenant its key reaches (``None``: an operator key, which reaches
+    none), the users it may touch (``None``: all of the tenant's), whether it may use the
+    admin routes (a tenant admin or the operator), whether it is the operator, and the
+    key (``None`` when auth is off)."""
 
-    tenant: str
+    tenant: str | None
     users: frozenset[str] | None
     admin: bool
     key: ApiKey | None
+    operator: bool = False
+
+    def own_tenant(self) -> str:
+        """The tenant whose store the caller reaches.
+
+        Raises:
+            ApiError: 403 for an operator key, which manages tenants but reaches no
+                tenant's memories.
+        """
+        if self.tenant is None:
+            raise ApiError(
+                403,
+                "forbidden",
+                "an operator key manages tenants and keys and reaches no tenant's "
+                "memories; use a key of the tenant",
+            )
+        return self.tenant
 
     def allow_user(self, user_id: str) -> None:
         """Raises: ApiError 403 naming ``user_id`` when the key is bound to other users."""
@@ -94,7 +114,7 @@ async def get_principal(
     key = await anyio.to_thread.run_sync(state.keys.verify, token.strip())
     if key is None:
         raise ApiError(401, "unauthorized", "invalid or revoked API key", "authorization")
-    return Principal(key.tenant, frozenset(key.users) or None, key.admin, key)
+    return Principal(key.tenant, frozenset(key.users) or None, key.admin, key, key.operator)
 
 
 Caller = Annotated[Principal, Depends(get_principal)]
@@ -107,12 +127,13 @@ class TenantUser:
     memories an MCP server may touch)."""
 
     principal: Principal
+    tenant: str
     mem: Memory
     pool: TenantPool
     user_id: str
 
     def window_lock(self, session_id: str, agent_id: str | None) -> threading.Lock:
-        return self.pool.window_lock(self.principal.tenant, self.user_id, session_id, agent_id)
+        return self.pool.window_lock(self.tenant, self.user_id, session_id, agent_id)
 
 
 async def tenant_user(
@@ -130,43 +151,60 @@ async def tenant_user(
     """The caller's store and ``user_id``, after checking the key may touch that user.
 
     Raises:
-        ApiError: 403 when the key is bound to other users.
+        ApiError: 403 when the key is bound to other users, or is an operator key.
     """
+    tenant = who.own_tenant()
     who.allow_user(user_id)
     pool = state_of(request).pool
     # An open store is a dict lookup; opening one (once per tenant) is file work.
-    mem = pool.opened(who.tenant)
+    mem = pool.opened(tenant)
     if mem is None:
-        mem = await anyio.to_thread.run_sync(pool.get, who.tenant)
-    return TenantUser(who, mem, pool, user_id)
+        mem = await anyio.to_thread.run_sync(pool.get, tenant)
+    return TenantUser(who, tenant, mem, pool, user_id)
 
 
 User = Annotated[TenantUser, Depends(tenant_user)]
 
 
-async def tenant_wide(who: Caller) -> Principal:
-    """A caller whose key reaches every user of its tenant.
+async def tenant_wide(who: Caller) -> str:
+    """The tenant of a caller whose key reaches every user of it.
 
     Raises:
-        ApiError: 403 for a key bound to users.
+        ApiError: 403 for a key bound to users, or an operator key.
     """
+    tenant = who.own_tenant()
     if who.users is not None:
         raise ApiError(
             403, "forbidden", "this API key is bound to users; this route is tenant-wide"
         )
-    return who
+    return tenant
 
 
 async def admin_only(who: Caller) -> Principal:
-    """A caller with an admin key.
+    """A caller with an admin key: a tenant admin (its own tenant's keys) or the operator.
+
+    An admin key bound to users (which ``keys create`` no longer makes) is refused: it
+    could otherwise mint a key for every user of its tenant.
 
     Raises:
         ApiError: 403 for any other key (and when auth is off).
     """
-    if not who.admin:
+    if not who.admin or who.users is not None:
         raise ApiError(403, "forbidden", "this route needs an admin API key")
     return who
 
 
-TenantWide = Annotated[Principal, Depends(tenant_wide)]
+async def operator_only(who: Caller) -> Principal:
+    """A caller with the server operator's key.
+
+    Raises:
+        ApiError: 403 for any other key, tenant admins' included (and when auth is off).
+    """
+    if not who.operator:
+        raise ApiError(403, "forbidden", "this route needs an operator API key")
+    return who
+
+
+TenantWide = Annotated[str, Depends(tenant_wide)]
 Admin = Annotated[Principal, Depends(admin_only)]
+Operator = Annotated[Principal, Depends(operator_only)]

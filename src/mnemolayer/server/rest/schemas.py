@@ -372,19 +372,34 @@ class TurnResponse(_Out):
 
 
 class WhoAmI(_Out):
-    """The caller: its tenant, the users it may touch (``null``: all), admin or not."""
+    """The caller: its tenant (``null`` for the operator's key), the users it may touch
+    (``null``: all), whether it may use the admin routes, whether it is the operator."""
 
-    tenant: str
+    tenant: str | None
     users: list[str] | None
     admin: bool
+    operator: bool
     key_id: str | None
     auth: bool
 
 
 class KeyCreateRequest(_In):
-    tenant: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")
-    users: list[Id] = Field(default_factory=list)
-    admin: StrictBool = False
+    """A key to make: of ``tenant`` (default: the caller's own), a tenant admin with
+    ``admin``, or an operator key (no tenant) with ``operator``."""
+
+    tenant: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$",
+        description="The key's tenant; default the caller's. Another tenant, or a new one: "
+        "operator keys only.",
+    )
+    users: list[Id] = Field(
+        default_factory=list, description="Bind the key to these users (not admin keys)."
+    )
+    admin: StrictBool = Field(False, description="A tenant admin: manages its tenant's keys.")
+    operator: StrictBool = Field(
+        False, description="The operator's key (every tenant and key); operator keys only."
+    )
     name: Id | None = None
 
 

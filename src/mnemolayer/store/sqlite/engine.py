@@ -98,11 +98,22 @@ class SQLiteConnection(Engine):
         if p.is_dir():
             raise StoreError(f"cannot open database {self.path}: it is a directory")
         if p.exists() and p.stat().st_size > 0:
-            with p.open("rb") as fh:
-                if fh.read(16) != _SQLITE_HEADER:
-                    raise StoreCorruptError(self.path, "not an SQLite file")
+            try:
+                with p.open("rb") as fh:
+                    header = fh.read(16)
+            except OSError as exc:  # no read permission
+                raise StoreError(f"cannot read database {self.path}: {exc.strerror}") from exc
+            if header != _SQLITE_HEADER:
+                raise StoreCorruptError(self.path, "not an SQLite file")
         else:
-            p.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                p.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:  # a file where a directory should be, no permission
+                found = next((a for a in p.parents if a.exists()), None)
+                why = f"{found} is a file" if found and not found.is_dir() else exc.strerror
+                raise StoreError(
+                    f"cannot create the directory of database {self.path}: {why}"
+                ) from exc
 
     def _check_integrity(self) -> None:
         if self.path == ":memory:" or not Path(self.path).exists():

@@ -176,7 +176,7 @@ def import_user(ctx: User, body: ImportBody) -> CountResponse:
 def user_stats(ctx: User) -> StatsResponse:
     """Counts of the user's memories (by kind), vectors, history and knowledge graph."""
     stats = ctx.mem.stats(user_id=ctx.user_id)
-    return StatsResponse(tenant=ctx.principal.tenant, **_counts(stats))
+    return StatsResponse(tenant=ctx.tenant, **_counts(stats))
 
 
 def _counts(stats: dict[str, Any]) -> dict[str, Any]:

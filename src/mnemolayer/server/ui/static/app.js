@@ -71,9 +71,11 @@ function drawTopbar(route) {
         }, label)
       : h("span", { class: "tab disabled" }, label));
   replace($("tabs"), ...links);
-  const mode = who.auth ? `tenant ${who.tenant}` : "single-user mode (no key)";
+  // The operator's key belongs to no tenant: it reaches no memories to browse.
+  const mode = !who.auth ? "single-user mode (no key)"
+    : who.operator ? "server operator (no tenant's memories)" : `tenant ${who.tenant}`;
   const scope = who.users ? ` · users: ${who.users.join(", ")}` : "";
-  replace($("who"), mode + scope + (who.admin ? " · admin" : ""));
+  replace($("who"), mode + scope + (who.admin && !who.operator ? " · admin" : ""));
   $("sign-out").hidden = !who.auth;
 }
 

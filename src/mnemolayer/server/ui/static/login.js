@@ -44,7 +44,7 @@ export function render({ root }) {
   });
   replace(root, h("section", { class: "panel narrow login" },
     h("h1", {}, "mnemolayer memory browser"),
-    who ? h("p", { class: "muted" }, `Signed in to tenant ${who.tenant}; enter another key to switch.`) : null,
+    who ? h("p", { class: "muted" }, `Signed in ${who.operator ? "as the server operator" : `to tenant ${who.tenant}`}; enter another key to switch.`) : null,
     h("p", {}, "Enter an API key (from ", h("code", {}, "mnemolayer keys create"), "). ",
       "It is kept in this browser tab only (sessionStorage) and sent as an ",
       h("code", {}, "Authorization: Bearer"), " header with every request."),
