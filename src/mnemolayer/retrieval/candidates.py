@@ -7,6 +7,7 @@ over the keyword index), and what fact keys, entities and session neighbours add
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ from mnemolayer.text.terms import fts_match_expression, query_terms
 __all__ = ["CandidateFinder", "Candidates", "Mode", "SearchRequest"]
 
 Mode = Literal["hybrid", "vector", "keyword"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -132,16 +135,33 @@ class CandidateFinder:
         include, ids = allowed
         return include, np.fromiter(ids, dtype=np.int64, count=len(ids))
 
+    def _embed_query(self, req: SearchRequest) -> np.ndarray | None:
+        """The query's vector; ``None`` (logged as a warning) when the embedder raises
+        on a hybrid search, which then ranks on keywords alone: memories stay findable
+        while the model is down. A vector-only search raises the embedder's error."""
+        t0 = time.perf_counter()
+        try:
+            q = embed_checked(self.embedder, [req.query], "query")[0]
+        except Exception:
+            if req.mode != "hybrid":
+                raise
+            log.warning(
+                "embedder %r failed on the query; searching by keyword only",
+                self.embedder.name, exc_info=True,
+            )  # fmt: skip
+            return None
+        finally:
+            self.last_embed_seconds = time.perf_counter() - t0
+        return np.asarray(q)
+
     def _vector_candidates(
         self,
         req: SearchRequest,
+        q: np.ndarray,
         allowed: tuple[bool, np.ndarray] | None,
         n: int,
         cands: Candidates,
     ) -> None:
-        t0 = time.perf_counter()
-        q = embed_checked(self.embedder, [req.query], "query")[0]
-        self.last_embed_seconds = time.perf_counter() - t0
         cands.query_vector = q
         uv = self.vectors.get(req.scope.user_id)
         if uv.matrix.shape[0] == 0:
