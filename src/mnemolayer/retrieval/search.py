@@ -89,7 +89,7 @@ class Searcher(CandidateFinder):
         allowed = self._allowed(req)
         cands = Candidates()
         if q is not None:
-            self._vector_candidates(req, q, allowed, n, cands)
+            self._vector_candidates(req, allowed, n, cands, q)
         window = time_window(req.query, req.as_of or req.now) if cfg.time_window else None
         if req.mode in ("hybrid", "keyword"):
             # The time phrase is not about the memories' words ("last", "week").
