@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from mnemolayer.layers.episodic.capture import embed_or_defer
 from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.layers.episodic.write import EpisodicWriter
 from mnemolayer.models import MemoryRecord
@@ -110,7 +111,7 @@ class Enricher:
             user_id, "embedding", after=after, limit=self.BATCH
         ):
             after = page[-1][0].id
-            vectors = self.writer.embed([r for r, _ in page])
+            vectors = embed_or_defer(self.embedder, [r for r, _ in page])
             if vectors is None:
                 return done  # still failing: they wait for the next pass
             now = self.clock()

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mnemolayer.protocols import Txn
 
-import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -27,9 +26,10 @@ import numpy as np
 
 from mnemolayer import _validate as v
 from mnemolayer.embed.base import Embedder
-from mnemolayer.errors import EmbedderError, ValidationError
+from mnemolayer.errors import ValidationError
 from mnemolayer.extract.base import ExtractedFact
 from mnemolayer.layers.episodic.added import AddResult, SkippedMessage
+from mnemolayer.layers.episodic.capture import embed_or_defer, with_pending
 from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.layers.episodic.read import get_record
 from mnemolayer.layers.semantic.apply import Pending, SemanticLayer
@@ -44,21 +44,13 @@ from mnemolayer.privacy.wiring import (
     report_part,
     with_report,
 )
-from mnemolayer.retrieval.index import embed_records, keyword_terms
+from mnemolayer.retrieval.index import keyword_terms
 from mnemolayer.store.base import SQLStore
 from mnemolayer.text.speakers import split_speaker
 
-__all__ = ["EpisodicWriter", "MessageInput", "with_pending"]
+__all__ = ["EpisodicWriter", "MessageInput"]
 
 MessageInput = str | Message | dict[str, Any]
-
-log = logging.getLogger(__name__)
-
-
-def with_pending(record: MemoryRecord, *, embedding: bool, extraction: bool) -> MemoryRecord:
-    """``record`` with :attr:`~MemoryRecord.pending` set to the kinds given true."""
-    kinds = [k for k, on in (("embedding", embedding), ("extraction", extraction)) if on]
-    return record if kinds == record.pending else record.model_copy(update={"pending": kinds})
 
 
 #: Roles whose text may name its speaker in a label (``"Caroline: ..."``).
@@ -418,7 +410,7 @@ class EpisodicWriter:
         marked pending embedding (the keyword terms are there either way)."""
         drafts = [d for p in pending for d in p.drafts.values()]
         both = [*records, *drafts]
-        vectors = self.embed(both)
+        vectors = embed_or_defer(self.embedder, both)
         embedded = vectors is not None
         if vectors is None:
             vectors = [np.empty((0, self.embedder.dim), dtype=np.float32)] * len(both)
@@ -433,29 +425,6 @@ class EpisodicWriter:
             {r.id: keyword_terms(r, extra.get(r.id, "")) for r in both},
             embedded,
         )
-
-    def embed(self, records: Sequence[MemoryRecord]) -> list[np.ndarray] | None:
-        """:func:`~mnemolayer.retrieval.index.embed_records`, or ``None`` (logged as a
-        warning) when the embedder could not answer (it raised: unreachable, timed out,
-        crashed): the caller stores what it can without the vectors.
-
-        Raises:
-            EmbedderError: the embedder answered wrongly (another dimension, too few
-                vectors, NaN: :func:`~mnemolayer.embed.base.check_vectors`). That is a
-                misconfiguration a retry would not mend, so nothing is stored.
-        """
-        if not records:
-            return []
-        try:
-            return embed_records(self.embedder, records)
-        except EmbedderError:
-            raise
-        except Exception:  # an outage of the model must not lose the user's words
-            log.warning(
-                "embedder %r failed on %d record(s); storing them with their embedding pending",
-                self.embedder.name, len(records), exc_info=True,
-            )  # fmt: skip
-            return None
 
     @staticmethod
     def _restatements(
