@@ -21,7 +21,7 @@ import numpy as np
 import openai
 import pytest
 
-from mnemolayer import Memory
+from mnemolayer import EmbedderError, Memory
 from mnemolayer.extract.base import Extraction
 from mnemolayer.extract.llm import LLMExtractor
 from mnemolayer.extract.rules.extractor import RuleExtractor
@@ -201,6 +201,27 @@ def test_update_with_the_models_down_stores_the_new_words_pending(
         assert [(f.predicate, f.object) for f in mem.facts(user_id="u1")] == [("lives_in", "Braga")]
         assert mem.stats(user_id="u1")["pending"] == NONE
         assert mem.stats(user_id="u1")["vectors"] == 2  # the message and the new fact's sentence
+
+
+class TruncatingEmbedder(HashingEmbedder):
+    """A misconfigured model: it answers, with half of its dimensions."""
+
+    __test__ = False
+
+    def embed(self, texts: Sequence[str], kind: Any = "document") -> np.ndarray:
+        return super().embed(texts, kind)[:, :128]
+
+
+def test_an_embedder_that_answers_wrongly_still_fails_the_add_and_the_search(
+    db_path: Path, clock: Any
+) -> None:
+    # Only an outage defers: a wrong answer is a misconfiguration a retry would not mend.
+    with Memory(db_path, embedder=TruncatingEmbedder(), clock=clock) as mem:
+        with pytest.raises(EmbedderError, match="dimension 128"):
+            mem.add("I live in Porto", user_id="u1")
+        assert mem.stats(user_id="u1")["memories"] == 0
+        with pytest.raises(EmbedderError, match="dimension 128"):
+            mem.search("Porto", user_id="u1")  # hybrid: not taken for an outage
 
 
 def _rate_limited() -> openai.RateLimitError:
