@@ -23,6 +23,7 @@ from mnemolayer.embed.base import Embedder
 from mnemolayer.errors import ValidationError
 from mnemolayer.extract.base import Extractor
 from mnemolayer.extract.summarize import Summarizer
+from mnemolayer.layers.episodic.enrich import Enricher
 from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.layers.episodic.read import EpisodicReader
 from mnemolayer.layers.episodic.reindex import Reindexer
@@ -213,7 +214,8 @@ class Memory:
         self._reader = EpisodicReader(
             store, semantic.graph, searcher, lifecycle, now, guard, self.path
         )
-        self._reindexer = Reindexer(store, embedder, semantic, writer, now, guard)
+        enricher = Enricher(store, writer, now, guard)
+        self._reindexer = Reindexer(store, embedder, semantic, writer, now, guard, enricher)
         self._facts = SemanticMemory(semantic, writer, now, lifecycle)
         self._procedural = ProceduralMemory(store, embedder, writer, now, lifecycle)
         self._outcomes = self._procedural.log
@@ -224,7 +226,9 @@ class Memory:
         self._lifecycle = Lifecycle(
             store, semantic.graph, lifecycle, self.retrieval, searcher, now, guard.require
         )
-        self._maintenance = Maintenance(store, semantic, lifecycle, embedder, now, guard.require)
+        self._maintenance = Maintenance(
+            store, semantic, lifecycle, embedder, now, guard.require, enricher.complete
+        )
         self._erasure = Erasure(
             store, semantic, self.sessions, searcher, self._procedural.task_vectors,
             self.keyring, now,

@@ -18,13 +18,14 @@ import time
 import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from mnemolayer.errors import ValidationError
 
 __all__ = [
+    "PENDING_KINDS",
     "Entity",
     "Fact",
     "HistoryEvent",
@@ -33,6 +34,7 @@ __all__ = [
     "MemoryPage",
     "MemoryRecord",
     "Message",
+    "PendingKind",
     "content_hash",
     "message_hash",
     "new_id",
@@ -55,6 +57,12 @@ class MemoryKind(StrEnum):
     PROCEDURAL = "procedural"
     SUMMARY = "summary"
 
+
+#: Enrichment a stored record may still wait for (:attr:`MemoryRecord.pending`):
+#: ``"embedding"`` (no vectors yet: found by keyword only) and ``"extraction"`` (its
+#: facts not extracted yet).
+PendingKind = Literal["embedding", "extraction"]
+PENDING_KINDS: tuple[PendingKind, ...] = ("embedding", "extraction")
 
 _id_lock = threading.Lock()
 _last_id = 0
@@ -309,6 +317,11 @@ class MemoryRecord(_Model):
         merged_into: id of the near-duplicate it was merged into (out of recall), or ``None``.
         consolidated_into: id of the semantic record that consolidates it (it stays in
             recall, downweighted by ``LifecycleConfig.consolidated_weight``), or ``None``.
+        pending: the enrichment it still waits for, because the model was unavailable
+            when it was stored (:data:`PENDING_KINDS`): ``"embedding"`` (stored and
+            keyword-searchable, no vectors yet) and ``"extraction"`` (its facts not
+            extracted yet). :meth:`Memory.maintain` completes it once the model is back;
+            ``[]`` when nothing is pending.
     """
 
     id: str
@@ -339,6 +352,7 @@ class MemoryRecord(_Model):
     archived_at: datetime | None = None
     merged_into: str | None = None
     consolidated_into: str | None = None
+    pending: list[PendingKind] = Field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (times as ISO-8601 strings with ``+00:00``)."""

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, runtime_check
 if TYPE_CHECKING:
     import numpy as np
 
-    from mnemolayer.models import HistoryEvent, MemoryRecord
+    from mnemolayer.models import HistoryEvent, MemoryRecord, PendingKind
     from mnemolayer.values import (
         Extraction,
         ImportanceEstimate,
@@ -463,6 +463,35 @@ class Store(Protocol):
         self, c: Txn | None, user_id: str, identities: Iterable[tuple[str, str]]
     ) -> set[tuple[str, str]]: ...
     def bury(self, c: Txn, records: Sequence[MemoryRecord], at: datetime) -> int: ...
+
+    # -- pending enrichment and content revisions (conditional writes inside a transaction)
+    def records_with_revision(self, ids: Sequence[str]) -> list[tuple[MemoryRecord, int]]: ...
+    def pending_records(
+        self, user_id: str, kind: PendingKind, *, after: str | None = None, limit: int = 64
+    ) -> list[tuple[MemoryRecord, int]]: ...
+    def pending_counts(self, user_id: str | None = None) -> dict[str, int]: ...
+    def claim(
+        self,
+        c: Txn,
+        memory_id: str,
+        kind: PendingKind,
+        revision: int,
+        *,
+        at: datetime | None = None,
+        pending_only: bool = True,
+    ) -> bool: ...
+    def mark_pending(self, c: Txn, memory_id: str, kind: PendingKind, revision: int) -> bool: ...
+    def write_vectors(
+        self,
+        c: Txn,
+        memory_id: str,
+        revision: int,
+        vectors: np.ndarray,
+        *,
+        model: str,
+        at: datetime | None = None,
+        pending_only: bool = False,
+    ) -> bool: ...
 
     # -- encryption at rest
     def encryption_mark(self) -> str | None: ...

@@ -100,16 +100,19 @@ def test_bm25_statistics_are_the_users_own(tmp_path: Path) -> None:
 
 def _downgrade_to_6(path: Path, untag: bool) -> list[tuple[object, ...]]:
     """Make ``path`` look like a store of schema 6: terms as they were indexed before
-    (untagged), version 7 and later not applied. Returns the tagged terms it held."""
+    (untagged), versions 7 and later not applied (what migrations 8 and 9 added
+    dropped). Returns the tagged terms it held."""
     con = sqlite3.connect(path)
     tagged = con.execute("SELECT rowid, terms FROM memories_fts ORDER BY rowid").fetchall()
     if untag:
         for rowid, terms in tagged:
             plain = " ".join(t[USER_TAG_LEN:] for t in str(terms).split())
             con.execute("UPDATE memories_fts SET terms = ? WHERE rowid = ?", (plain, rowid))
-    # ... and nothing after it: the migrations after 7 undone too (8: the tombstones table).
+    con.execute("DROP TABLE tombstones")
+    con.execute("DROP INDEX memories_pending")
+    for column in ("pending_embedding", "pending_extraction", "revision"):
+        con.execute(f"ALTER TABLE memories DROP COLUMN {column}")
     con.execute("DELETE FROM schema_version WHERE version >= 7")
-    con.execute("DROP TABLE IF EXISTS tombstones")
     con.commit()
     con.close()
     return tagged
@@ -123,7 +126,7 @@ def test_migration_7_tags_the_terms_of_an_existing_store(tmp_path: Path) -> None
     tagged = _downgrade_to_6(path, untag=True)
     assert _raw(path, "SELECT terms FROM memories_fts ORDER BY rowid") != [t[1:] for t in tagged]
     with Memory(path, embedder="hashing", extractor="none") as mem:
-        assert mem.stats()["schema_version"] == SCHEMA_VERSION  # migrated to the latest
+        assert mem.stats()["schema_version"] == SCHEMA_VERSION
         for user in USERS:
             assert [
                 h.memory.user_id for h in mem.search("Lisbon", user_id=user, mode="keyword")
@@ -141,7 +144,7 @@ def test_migration_7_leaves_blind_terms_of_an_encrypted_store(tmp_path: Path) ->
         mem.add(["I moved to Lisbon last spring", "tea at noon"], user_id="alice")
     blind = _downgrade_to_6(path, untag=False)
     with Memory(path, embedder="hashing", extractor="none", encryption=cfg) as mem:
-        assert mem.stats()["schema_version"] == SCHEMA_VERSION  # migrated to the latest
+        assert mem.stats()["schema_version"] == SCHEMA_VERSION
         hits = mem.search("Lisbon", user_id="alice", mode="keyword")
         assert [h.content for h in hits] == ["I moved to Lisbon last spring"]
     assert _raw(path, "SELECT rowid, terms FROM memories_fts ORDER BY rowid") == blind

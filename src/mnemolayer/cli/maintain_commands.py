@@ -17,6 +17,8 @@ _ROWS = (
     ("examined", "records examined"),
     ("expired", "expired (deleted)"),
     ("purged", "purged (archived or merged long ago)"),
+    ("embedded", "embedded (embedding was pending)"),
+    ("extracted", "facts extracted (extraction was pending)"),
     ("merged", "merged into a near-duplicate"),
     ("consolidated", "linked to a consolidation"),
     ("created", "semantic records created"),

@@ -16,6 +16,9 @@ runs, for one user or every user, these steps in this order:
    records never expire. Then, when ``LifecycleConfig.purge_archived_after_days`` or
    ``purge_merged_after_days`` is set, records archived or merged that long ago are
    **purged** the same way (``PURGE`` event; :mod:`._purge` says what stays).
+   Then **pending enrichment** is completed: records stored while the embedder or the
+   extractor failed are embedded and mined now (:mod:`mnemolayer.layers.episodic.enrich`;
+   a model that still fails leaves them pending, and the pass goes on).
 2. **Merging** near-duplicates (:mod:`._merge`): new or changed records only, and only
    records with equal metadata (two items the caller labelled apart never merge).
 3. **Consolidation** of facts and content said in 3+ interactions (:mod:`._consolidate`).
@@ -251,6 +254,21 @@ def _forget(p: Pass) -> None:
         p.note("archived", archived)
 
 
+# -- after expiry: pending enrichment --------------------------------------------------
+
+
+def _complete_pending(mem: Maintenance, p: Pass) -> None:
+    """Embed and mine what was stored while a model failed (before merging, which
+    compares vectors); a dry run counts what waits."""
+    if mem.complete is None:
+        return
+    if p.dry_run:
+        waiting = p.store.pending_counts(p.user_id)
+        p.report.embedded, p.report.extracted = waiting["embedding"], waiting["extraction"]
+        return
+    p.report.embedded, p.report.extracted = mem.complete(p.user_id)
+
+
 # -- the pass --------------------------------------------------------------------------------
 
 
@@ -263,6 +281,7 @@ def _user_pass(mem: Maintenance, user_id: str, now: datetime, dry_run: bool,
     )  # fmt: skip
     _expire(p)
     purge_step(p)
+    _complete_pending(mem, p)
     if options.merge:
         merge_step(p)
     if options.consolidate:
@@ -335,6 +354,9 @@ class Maintenance:
         embedder: the configured embedder (merging compares vectors).
         clock: returns "now" (aware UTC).
         require_model: raises while the store's vectors are another model's.
+        complete: completes a user's pending enrichment, returning ``(embedded,
+            extracted)`` (:meth:`mnemolayer.layers.episodic.enrich.Enricher.complete`);
+            ``None``: the step is skipped.
     """
 
     def __init__(
@@ -345,6 +367,7 @@ class Maintenance:
         embedder: Embedder,
         clock: Callable[[], datetime],
         require_model: Callable[[], None],
+        complete: Callable[[str], tuple[int, int]] | None = None,
     ) -> None:
         self.store = store
         self.semantic = semantic
@@ -352,6 +375,7 @@ class Maintenance:
         self.embedder = embedder
         self.clock = clock
         self.require_model = require_model
+        self.complete = complete
 
     def maintain(
         self,
@@ -362,7 +386,8 @@ class Maintenance:
         options: MaintenanceOptions | None = None,
     ) -> MaintenanceReport:
         """Apply the lifecycle to the store: delete expired memories (and, when
-        configured, purge those archived or merged long ago), merge near-duplicates,
+        configured, purge those archived or merged long ago), embed and mine the
+        memories stored while the embedder or extractor failed, merge near-duplicates,
         consolidate what was said in 3+ interactions, and forget (archive, or delete per
         ``lifecycle.forget_action``) faded memories that do not matter. Incremental, idempotent (a second pass right after changes nothing) and
         safe while other processes read and write; see

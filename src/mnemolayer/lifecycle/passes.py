@@ -26,6 +26,8 @@ __all__ = ["ACTIONS", "MaintenanceOptions", "Pass", "UserMaintenance", "interact
 ACTIONS = (
     "expired",
     "purged",
+    "embedded",
+    "extracted",
     "merged",
     "consolidated",
     "created",
@@ -36,7 +38,7 @@ ACTIONS = (
 )
 
 Action = Literal[
-    "expired", "purged", "merged", "consolidated", "created", "archived", "deleted",
+    "expired", "purged", "embedded", "extracted", "merged", "consolidated", "created", "archived", "deleted",
     "derived_deleted", "released",
 ]  # fmt: skip
 
@@ -72,6 +74,10 @@ class UserMaintenance(BaseModel):
             their kind's TTL).
         purged: records deleted because they were archived or merged long enough ago
             (``LifecycleConfig.purge_archived_after_days`` / ``purge_merged_after_days``).
+        embedded: records stored while the embedder failed that now have their vectors
+            (in a dry run: the records waiting for it).
+        extracted: messages stored while the extractor failed whose facts were now
+            extracted (in a dry run: the messages waiting for it).
         merged: near-duplicates merged into an older (or pinned, or more important) one.
         consolidated: records linked to the semantic record that consolidates them
             (``consolidated_into``; recall downweights them).
@@ -94,6 +100,8 @@ class UserMaintenance(BaseModel):
     examined: int = 0
     expired: int = 0
     purged: int = 0
+    embedded: int = 0
+    extracted: int = 0
     merged: int = 0
     consolidated: int = 0
     created: int = 0

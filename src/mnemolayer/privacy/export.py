@@ -273,7 +273,13 @@ def import_rows(
         def write(c: Txn, part=part, vectors=vectors, terms=terms) -> int:
             done = 0
             for r, t, vec in zip(part, terms, vectors, strict=True):
-                r2 = r.model_copy(update={"embedding_model": transfer.embedder.name})
+                # Embedded here: only a pending extraction may still be pending.
+                r2 = r.model_copy(
+                    update={
+                        "embedding_model": transfer.embedder.name,
+                        "pending": [k for k in r.pending if k != "embedding"],
+                    }
+                )
                 if transfer.store.insert(c, r2, t, vec, history=False) is None:
                     skipped.add(r.id)  # another writer stored the same content meanwhile
                 else:

@@ -7,6 +7,7 @@ over the keyword index), and what fact keys, entities and session neighbours add
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import numpy as np
 
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.embed.base import Embedder, embed_checked
+from mnemolayer.errors import EmbedderError
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates
@@ -31,6 +33,8 @@ from mnemolayer.text.terms import fts_match_expression, query_terms
 __all__ = ["CandidateFinder", "Candidates", "Mode", "SearchRequest"]
 
 Mode = Literal["hybrid", "vector", "keyword"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -132,16 +136,42 @@ class CandidateFinder:
         include, ids = allowed
         return include, np.fromiter(ids, dtype=np.int64, count=len(ids))
 
+    def _embed_query(self, req: SearchRequest) -> np.ndarray | None:
+        """The query's vector; ``None`` (logged as a warning) when the embedder cannot
+        answer a hybrid search (it raises anything but :class:`EmbedderError`), which then
+        ranks on keywords alone: memories stay findable while the model is down. A
+        vector-only search raises the embedder's error; a wrong answer always raises."""
+        try:
+            return self._query_vector(req.query)
+        except EmbedderError:
+            raise  # a wrong answer (another dimension, NaN): a misconfiguration, said so
+        except Exception:
+            if req.mode != "hybrid":
+                raise
+            log.warning(
+                "embedder %r failed on the query; searching by keyword only",
+                self.embedder.name, exc_info=True,
+            )  # fmt: skip
+            return None
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        t0 = time.perf_counter()
+        try:
+            return np.asarray(embed_checked(self.embedder, [query], "query")[0])
+        finally:
+            self.last_embed_seconds = time.perf_counter() - t0
+
     def _vector_candidates(
         self,
         req: SearchRequest,
         allowed: tuple[bool, np.ndarray] | None,
         n: int,
         cands: Candidates,
+        q: np.ndarray | None = None,
     ) -> None:
-        t0 = time.perf_counter()
-        q = embed_checked(self.embedder, [req.query], "query")[0]
-        self.last_embed_seconds = time.perf_counter() - t0
+        """The vector candidates of ``req``, for the query vector ``q`` (``None``:
+        embedded here)."""
+        q = self._query_vector(req.query) if q is None else q
         cands.query_vector = q
         uv = self.vectors.get(req.scope.user_id)
         if uv.matrix.shape[0] == 0:

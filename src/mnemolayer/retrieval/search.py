@@ -13,7 +13,9 @@ consolidates them is in the search's scope.
 Expired (own ``expires_at`` or the kind's TTL), archived and merged records are never
 candidates (:func:`~mnemolayer.store.where.active_where`).
 Returned hits are counted as accesses, which reinforces them
-(:func:`mnemolayer.lifecycle.decay.reinforce`).
+(:func:`mnemolayer.lifecycle.decay.reinforce`). When the embedder fails on the query, a
+hybrid search goes on with the keyword candidates alone, so memories stay findable while
+the model is down.
 """
 
 from __future__ import annotations
@@ -81,10 +83,13 @@ class Searcher(CandidateFinder):
     def search(self, req: SearchRequest) -> list[Hit]:
         cfg = self.config
         n = req.pool if req.pool is not None else max(cfg.candidates, req.limit)
+        q = self._embed_query(req) if req.mode != "keyword" else None
+        if q is None and req.mode == "hybrid":  # the embedder is down: keywords alone
+            req = replace(req, mode="keyword")
         allowed = self._allowed(req)
         cands = Candidates()
-        if req.mode in ("hybrid", "vector"):
-            self._vector_candidates(req, allowed, n, cands)
+        if q is not None:
+            self._vector_candidates(req, allowed, n, cands, q)
         window = time_window(req.query, req.as_of or req.now) if cfg.time_window else None
         if req.mode in ("hybrid", "keyword"):
             # The time phrase is not about the memories' words ("last", "week").

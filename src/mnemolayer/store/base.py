@@ -10,6 +10,8 @@ assembled from its parts:
 - :mod:`~mnemolayer.store.history`: the audit history;
 - :mod:`~mnemolayer.store.index`: keyword terms, vectors and generations;
 - :mod:`~mnemolayer.store.states`: access counts, pins, archive and maintenance writes;
+- :mod:`~mnemolayer.store.pending`: enrichment still to do, and the conditional writes
+  of what is derived from a record's text (checked against its content revision);
 - :mod:`~mnemolayer.store.erase`: deleting records with their index entries;
 - :mod:`~mnemolayer.store.tombstones`: what deleted messages leave, so replays stay deleted;
 - :mod:`~mnemolayer.store.statements`: named statements the services above the store
@@ -22,6 +24,7 @@ connection with the hooks.
 
 from __future__ import annotations
 
+from mnemolayer.store.pending import PendingSQL
 from mnemolayer.store.statements import Statements
 from mnemolayer.store.states import StatesSQL
 from mnemolayer.store.tombstones import TombstoneSQL
@@ -29,7 +32,7 @@ from mnemolayer.store.tombstones import TombstoneSQL
 __all__ = ["SQLStore"]
 
 
-class SQLStore(Statements, StatesSQL, TombstoneSQL):
+class SQLStore(Statements, StatesSQL, PendingSQL, TombstoneSQL):
     """Records, keyword index, vectors and history in one SQL database (abstract: an
     engine implements the hooks of :class:`~mnemolayer.store.core.StoreCore`).
 

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from mnemolayer.crypto.cipher import FieldCipher
-from mnemolayer.models import MemoryKind, MemoryRecord
+from mnemolayer.models import PENDING_KINDS, MemoryKind, MemoryRecord
 from mnemolayer.query import Filter
 from mnemolayer.store.engine import Engine
 from mnemolayer.store.rows import COLUMN_NAMES, TIME_FIELDS, from_iso, iso
@@ -126,7 +126,7 @@ class StoreCore(Engine):
             self._enc(u, "memories.entities", i, json.dumps(r.entities, ensure_ascii=False)),
             self._hash(u, r.content_hash), r.embedding_model,
             int(r.session_only), int(r.pinned), iso(r.archived_at), r.merged_into,
-            r.consolidated_into,
+            r.consolidated_into, int("embedding" in r.pending), int("extraction" in r.pending),
         )  # fmt: skip
 
     def row_record(self, row: Sequence[Any]) -> MemoryRecord:
@@ -145,6 +145,8 @@ class StoreCore(Engine):
         data["kind"] = MemoryKind(data["kind"])
         data["session_only"] = bool(data["session_only"])
         data["pinned"] = bool(data["pinned"])
+        flags = (data.pop("pending_embedding"), data.pop("pending_extraction"))
+        data["pending"] = [k for k, on in zip(PENDING_KINDS, flags, strict=True) if on]
         return MemoryRecord.model_construct(**data)
 
     def as_stored(self, record: MemoryRecord) -> MemoryRecord:

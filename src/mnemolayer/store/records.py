@@ -65,16 +65,21 @@ class RecordsSQL(HistorySQL, IndexSQL):
         return [self.insert(c, r, t, v) is not None for r, t, v in items]
 
     def update_record(self, c: Txn, r: MemoryRecord) -> None:
-        """Write a record's editable fields (content, metadata, importance, hash, model)."""
+        """Write a record's editable fields (content, metadata, importance, hash, model,
+        pending enrichment) and count one more revision of it: what was derived from its
+        text before, but not written yet, is then discarded
+        (:mod:`~mnemolayer.store.pending`)."""
         c.execute(
             "UPDATE memories SET content = ?, metadata = ?, importance = ?, updated_at = ?, "
-            "content_hash = ?, embedding_model = ? WHERE id = ?",
+            "content_hash = ?, embedding_model = ?, pending_embedding = ?, "
+            "pending_extraction = ?, revision = revision + 1 WHERE id = ?",
             (
                 self._enc(r.user_id, "memories.content", r.id, r.content),
                 self._enc(r.user_id, "memories.metadata", r.id,
                           json.dumps(r.metadata, ensure_ascii=False, allow_nan=False)),
                 r.importance, iso(r.updated_at), self._hash(r.user_id, r.content_hash),
-                r.embedding_model, r.id,
+                r.embedding_model, int("embedding" in r.pending),
+                int("extraction" in r.pending), r.id,
             ),
         )  # fmt: skip
 

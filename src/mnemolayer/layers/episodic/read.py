@@ -96,6 +96,10 @@ class EpisodicReader:
                 ``{}`` for none.
             threshold: keep hits whose ``score`` ≥ threshold (> 1 returns nothing).
             mode: ``"hybrid"`` (vector + keyword), ``"vector"`` or ``"keyword"`` only.
+                A hybrid search whose query the embedder fails on ranks on keywords
+                alone (logged as a warning); memories stored while the embedder failed
+                (``"embedding"`` in their ``pending``) are found by keyword until
+                :meth:`maintain` embeds them.
             include_history: also return superseded memories (facts that are no longer
                 true), ranked below current ones; by default only what is current.
             explain: attach to each hit why it ranks where it does
@@ -225,13 +229,16 @@ class EpisodicReader:
 
     def stats(self, *, user_id: str | None = None) -> dict[str, Any]:
         """Counts (memories by kind, users, vectors, history events; entities, aliases,
-        facts and current facts of the knowledge graph), store size in bytes, schema
+        facts and current facts of the knowledge graph), the enrichment still pending
+        (``"pending"``: records waiting for their ``embedding`` and their fact
+        ``extraction``, which :meth:`maintain` completes), store size in bytes, schema
         version and the embedding model."""
         uid = v.scope_id(user_id, "user_id") if user_id else None
         counts = self.store.counts(uid)
         return {
             **counts,
             **self.graph.counts(uid),
+            "pending": self.store.pending_counts(uid),
             "path": self.path,
             "bytes": self.store.file_size(),
             "schema_version": self.store.schema_version(),

@@ -2,7 +2,10 @@
 → embed → insert in one transaction; and the same pipeline for updates and deletes.
 
 Everything slow (the importance model, fact extraction, embedding) runs before the write
-transaction opens, so a write holds the store's lock only for its inserts. The facade
+transaction opens, so a write holds the store's lock only for its inserts. Capture does
+not depend on enrichment: when the embedder or the extractor raises, the words are stored
+(and keyword-indexed) all the same, marked pending (:attr:`MemoryRecord.pending`), and
+:mod:`~mnemolayer.layers.episodic.enrich` completes them later. The facade
 (:class:`mnemolayer.Memory`) builds one :class:`EpisodicWriter` and delegates ``add``,
 ``update`` and ``delete`` to it; the semantic, procedural and session services write
 through its :meth:`EpisodicWriter.records` and :meth:`EpisodicWriter.insert`.
@@ -19,11 +22,14 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+
 from mnemolayer import _validate as v
 from mnemolayer.embed.base import Embedder
 from mnemolayer.errors import ValidationError
 from mnemolayer.extract.base import ExtractedFact
 from mnemolayer.layers.episodic.added import AddResult, SkippedMessage
+from mnemolayer.layers.episodic.capture import embed_or_defer, with_pending
 from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.layers.episodic.read import get_record
 from mnemolayer.layers.semantic.apply import Pending, SemanticLayer
@@ -38,7 +44,7 @@ from mnemolayer.privacy.wiring import (
     report_part,
     with_report,
 )
-from mnemolayer.retrieval.index import embed_records, keyword_terms
+from mnemolayer.retrieval.index import keyword_terms
 from mnemolayer.store.base import SQLStore
 from mnemolayer.text.speakers import split_speaker
 
@@ -171,16 +177,25 @@ class EpisodicWriter:
             hold no text (:mod:`mnemolayer.store.tombstones`) and go with
             :meth:`delete_all` of the whole user.
 
+            The words are kept even when a model cannot answer: if the embedder raises
+            (anything but :class:`~mnemolayer.EmbedderError`), the records are stored and keyword-indexed without vectors, with ``"embedding"``
+            in their :attr:`~MemoryRecord.pending`; if the extractor raises on a message,
+            it is stored with ``"extraction"`` pending (an LLM extractor that times out or
+            is refused falls back to the rules instead, so its facts are there at once).
+            :meth:`maintain` completes pending records once the model is back; keyword
+            search finds them meanwhile (``docs/guide/episodic.md``, "When a model is down").
+
         Raises:
             ValidationError: blank content, bad scope ids, metadata, timestamp or
                 importance; ``session_only`` not a bool or without a ``session_id``
                 (field ``"session_only"``); ``pinned`` not a bool; ``expires_at`` not a
                 time or not after a message's time (field ``"expires_at"``). Nothing is
                 stored and the embedder is not called.
-            EmbedderError: the embedder failed, or returned the wrong number of vectors,
+            EmbedderError: the embedder answered wrongly: the wrong number of vectors,
                 vectors of another dimension than its ``dim``, or NaN or infinite values
                 (:func:`~mnemolayer.embed.base.check_vectors`); nothing is stored (no
-                record, no fact).
+                record, no fact). An embedder that raises anything else (it could not
+                answer) does not fail the add: the records are stored pending (above).
         """
         records = self.records(
             messages, user_id=user_id, agent_id=agent_id, session_id=session_id,
@@ -350,7 +365,9 @@ class EpisodicWriter:
         # at the later time (which reopens a fact retracted in between).
         restated, given = self._restatements(live, existing, facts or {})
         pending = self.prepare([*new, *restated], now, given)
-        vec_of, terms = self.index(new, pending)
+        failed = {p.turn.id for p in pending if p.failed}
+        vec_of, terms, embedded = self.index(new, pending)
+        new = [with_pending(r, embedding=not embedded, extraction=r.id in failed) for r in new]
 
         def write(c: Txn) -> dict[str, MemoryRecord]:
             stored: dict[str, MemoryRecord] = {}
@@ -385,17 +402,28 @@ class EpisodicWriter:
 
     def index(
         self, records: list[MemoryRecord], pending: Sequence[Pending]
-    ) -> tuple[dict[str, Any], dict[str, str]]:
+    ) -> tuple[dict[str, Any], dict[str, str], bool]:
         """Vectors and keyword terms, by record id, for ``records`` and the sentence
         records drafted in ``pending``: one embedding batch for all; a message's terms
-        include its facts' sentences."""
+        include its facts' sentences. The flag says whether the embedder answered: when
+        it raised, every vector is empty (no chunks) and the drafts in ``pending`` are
+        marked pending embedding (the keyword terms are there either way)."""
         drafts = [d for p in pending for d in p.drafts.values()]
         both = [*records, *drafts]
-        vectors = embed_records(self.embedder, both)
+        vectors = embed_or_defer(self.embedder, both)
+        embedded = vectors is not None
+        if vectors is None:
+            vectors = [np.empty((0, self.embedder.dim), dtype=np.float32)] * len(both)
+            for p in pending:
+                p.drafts = {
+                    k: with_pending(d, embedding=True, extraction=False)
+                    for k, d in p.drafts.items()
+                }
         extra = {p.turn.id: p.keyword_text() for p in pending}
         return (
             {r.id: vec for r, vec in zip(both, vectors, strict=True)},
             {r.id: keyword_terms(r, extra.get(r.id, "")) for r in both},
+            embedded,
         )
 
     @staticmethod
@@ -432,8 +460,11 @@ class EpisodicWriter:
         The previous version is kept in :meth:`history` as an ``UPDATE`` event. New
         content of a message is mined for facts again: the facts only its old words
         stated are dropped (a fact they had closed is current again), the new words'
-        facts are resolved as if said at the message's time. New content and metadata
-        are redacted as :meth:`add` redacts them (``Memory(privacy=...)``); the
+        facts are resolved as if said at the message's time. New content is stored even
+        when the embedder or extractor cannot answer (marked pending, as :meth:`add`
+        does), and what a slower reader derived from the old words meanwhile (a
+        concurrent :meth:`extract_facts`, :meth:`reindex` or :meth:`maintain`) is
+        discarded. New content and metadata are redacted as :meth:`add` redacts them (``Memory(privacy=...)``); the
         ``"_redacted"`` report keeps the part of what is not changed.
 
         Raises:
@@ -441,8 +472,10 @@ class EpisodicWriter:
             ValidationError: bad values, nothing to change, the new content duplicates
                 another memory in the same scope, or new content for the sentence record
                 of a fact (state the change as a message, or delete the fact's record).
-            EmbedderError: new content, and the embedder failed or answered wrongly
-                (:func:`~mnemolayer.embed.base.check_vectors`); nothing is changed.
+            EmbedderError: new content, and the embedder answered wrongly
+                (:func:`~mnemolayer.embed.base.check_vectors`); nothing is changed. An
+                embedder that could not answer (it raised anything else) leaves the new
+                content stored with its embedding pending.
         """
         old = get_record(self.store, memory_id, user_id)
         if content is None and metadata is None and importance is None:
@@ -486,7 +519,13 @@ class EpisodicWriter:
                 )
         now = changes["updated_at"]
         pending = self.prepare([new], now) if content is not None else []
-        vec_of, terms = self.index([new], pending) if content is not None else ({}, {})
+        vec_of: dict[str, Any] = {}
+        terms: dict[str, str] = {}
+        if content is not None:  # the new words' enrichment replaces the old words'
+            vec_of, terms, embedded = self.index([new], pending)
+            new = with_pending(
+                new, embedding=not embedded, extraction=any(p.failed for p in pending)
+            )
 
         def write(c: Txn) -> None:
             if content is not None:

@@ -77,11 +77,13 @@ def _key(predicate: str, obj: str) -> tuple[str, str]:
 
 @dataclass
 class Pending:
-    """One message's extraction, prepared outside the write lock."""
+    """One message's extraction, prepared outside the write lock. ``failed``: the
+    extractor raised on it (no facts; the write path marks its extraction pending)."""
 
     turn: MemoryRecord
     facts: list[ExtractedFact]
     drafts: dict[tuple[str, str], MemoryRecord] = field(default_factory=dict)
+    failed: bool = False
 
     def keyword_text(self) -> str:
         """The facts' sentences, added to the message's keyword index (resolved names and
@@ -108,7 +110,8 @@ class SemanticLayer:
     ) -> list[Pending]:
         """Extract facts from the messages worth mining and draft a semantic record for
         each stated (non-negated) fact; ``given`` maps record ids to facts known already
-        (no extraction for those). Pure: touches no storage."""
+        (no extraction for those). A message the extractor raises on gets a
+        :class:`Pending` with ``failed`` set. Pure: touches no storage."""
         out: list[Pending] = []
         for turn in turns:
             if given and turn.id in given:
@@ -126,11 +129,13 @@ class SemanticLayer:
                     speaker=turn.speaker,
                     timestamp=turn.occurred_at,
                 )
-            except Exception:  # a custom extractor's bug must not lose the message
-                log.exception(
-                    "extractor %r failed; storing the message without facts",
+            except Exception:  # an extractor's failure must not lose the message
+                log.warning(
+                    "extractor %r failed; storing the message with its extraction pending",
                     getattr(self.extractor, "name", self.extractor),
+                    exc_info=True,
                 )
+                out.append(Pending(turn=turn, facts=[], failed=True))
                 continue
             facts = [
                 f
@@ -184,7 +189,7 @@ class SemanticLayer:
         in ``inserted``), inside ``c``'s transaction. Returns the facts added."""
         added_all: list[Fact] = []
         for p in pending:
-            if p.turn.id not in inserted:
+            if p.failed or p.turn.id not in inserted:
                 continue  # a concurrent writer stored the same message: its facts are there
             result = resolve(
                 self.graph, c, p.turn.user_id, p.facts, source_id=p.turn.id,

@@ -172,6 +172,9 @@ class StatsResponse(_Out):
     aliases: int
     facts: int
     current_facts: int
+    #: Records waiting for enrichment a failing model could not do at write, by kind
+    #: (``embedding``, ``extraction``); maintenance completes them.
+    pending: dict[str, int]
     bytes: int | None = None
     schema_version: int | None = None
     embedding_model: str | None = None

@@ -278,6 +278,15 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (user_id, key)
         )""",
     ],
+    # 9: capture before enrichment: pending enrichment per record, and the revision of
+    # its content (as SQLite's migration 9).
+    [
+        """ALTER TABLE memories ADD COLUMN pending_embedding INTEGER NOT NULL DEFAULT 0""",
+        """ALTER TABLE memories ADD COLUMN pending_extraction INTEGER NOT NULL DEFAULT 0""",
+        """ALTER TABLE memories ADD COLUMN revision INTEGER NOT NULL DEFAULT 0""",
+        """CREATE INDEX memories_pending ON memories (user_id, id)
+            WHERE pending_embedding = 1 OR pending_extraction = 1""",
+    ],
 ]
 
 

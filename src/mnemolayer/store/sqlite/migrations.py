@@ -240,6 +240,19 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (user_id, key)
         ) WITHOUT ROWID""",
     ],
+    # 9: capture before enrichment (layers/episodic/enrich.py). pending_embedding and
+    # pending_extraction mark a record stored while its embedder or extractor failed (1:
+    # still to do; maintenance completes it). revision counts the edits of a record's
+    # content, so that what is derived from its text after a slow model call (vectors,
+    # facts, keyword terms) is written only if the text is still the one it was read at.
+    # Few records are pending; the partial index finds them, in id order per user.
+    [
+        """ALTER TABLE memories ADD COLUMN pending_embedding INTEGER NOT NULL DEFAULT 0""",
+        """ALTER TABLE memories ADD COLUMN pending_extraction INTEGER NOT NULL DEFAULT 0""",
+        """ALTER TABLE memories ADD COLUMN revision INTEGER NOT NULL DEFAULT 0""",
+        """CREATE INDEX memories_pending ON memories (user_id, id)
+            WHERE pending_embedding = 1 OR pending_extraction = 1""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -182,6 +182,6 @@ def user_stats(ctx: User) -> StatsResponse:
 def _counts(stats: dict[str, Any]) -> dict[str, Any]:
     keys = (
         "memories", "by_kind", "users", "vectors", "history_events",
-        "entities", "aliases", "facts", "current_facts",
+        "entities", "aliases", "facts", "current_facts", "pending",
     )  # fmt: skip
     return {k: stats[k] for k in keys}
