@@ -109,3 +109,27 @@ def test_a_naive_reference_is_utc() -> None:
 )
 def test_a_time_that_bounds_the_question_is_no_window(query: str) -> None:
     assert time_window(query, WED) is None
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What did I do on the 27th of April?",
+        "What happened April 27?",
+        "Where was I 3 May 2024?",
+        "What did we eat on the 1st of March, 2024?",
+    ],
+)
+def test_a_month_with_its_day_names_a_day_not_the_month(query: str) -> None:
+    """A day is left to the day references (text/dayrefs.py): read as its whole month,
+    it would lift thirty days of unrelated memories."""
+    assert time_window(query, WED) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "start"),
+    [("What did I do in April?", d(2024, 4, 1)), ("in May 2023 we met", d(2023, 5, 1))],
+)
+def test_a_month_alone_or_with_its_year_is_still_the_month(query: str, start: datetime) -> None:
+    w = time_window(query, WED)
+    assert w is not None and w.start == start

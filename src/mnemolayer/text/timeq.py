@@ -32,8 +32,9 @@ A month may carry its year ("in May 2023", ``2023年5月``): then it is that mon
 A time after "as of", "before", "after", "since", "until", "between", "on" (or 截至,
 之前, 之后, 自从, 直到) is a bound, not the range asked about, and gives no window.
 Counts may be digits or words ("three", "a"; 三, 两, 十二). A Chinese month followed by
-a day (``3月5日``) is a date, not a month, and is left alone; so is "may" outside
-"in May" / "during May".
+a day (``3月5日``) is a date, not a month, and is left alone, as is an English month
+with its day ("the 27th of April", "April 27", "3 May"); so is "may" outside "in May" /
+"during May".
 """
 
 from __future__ import annotations
@@ -284,6 +285,23 @@ def _bound(query: str, at: int) -> bool:
     return _BOUND.search(query[max(0, at - 16) : at]) is not None
 
 
+_DAY_BEFORE = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?$", re.IGNORECASE)
+_DAY_AFTER = re.compile(r"^\s+\d{1,2}(?:st|nd|rd|th)?(?!\d)", re.IGNORECASE)
+
+
+def _day_date(query: str, m: re.Match[str]) -> bool:
+    """Whether an English month is part of a date of a day ("the 27th of April",
+    "April 27", "3 May"): that names a day, not the month (left to day references)."""
+    return bool(
+        _DAY_BEFORE.search(query[max(0, m.start() - 12) : m.start()])
+        or (not m.group(2) and _DAY_AFTER.match(query[m.end() :]))
+    )
+
+
+def _usable(query: str, m: re.Match[str], kind: str) -> bool:
+    return not _bound(query, m.start()) and not (kind == "month_en" and _day_date(query, m))
+
+
 def time_window(query: str, ref: datetime) -> TimeWindow | None:
     """The first time phrase of ``query`` (table in the module docstring) resolved
     against ``ref`` (an aware datetime; a naive one is taken as UTC), or ``None`` when
@@ -298,7 +316,7 @@ def time_window(query: str, ref: datetime) -> TimeWindow | None:
         ref = ref.replace(tzinfo=UTC)
     best: tuple[int, int, re.Match[str], str] | None = None
     for pattern, kind in _PATTERNS:
-        m = next((m for m in pattern.finditer(query) if not _bound(query, m.start())), None)
+        m = next((m for m in pattern.finditer(query) if _usable(query, m, kind)), None)
         if m is None:
             continue
         # The earliest phrase wins; at one position, the longest.
