@@ -28,7 +28,6 @@ from mnemolayer.store.txn import Txn
 __all__ = ["SQLiteConnection", "from_iso", "iso", "retry_locked"]
 
 T = TypeVar("T")
-_SQLITE_HEADER = b"SQLite format 3\x00"
 _QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
 _CORRUPT_MARKERS = ("malformed", "not a database", "corrupt", "disk i/o error")
 
@@ -98,13 +97,13 @@ class SQLiteConnection(Engine):
         if p.is_dir():
             raise StoreError(f"cannot open database {self.path}: it is a directory")
         if p.exists() and p.stat().st_size > 0:
-            try:
-                with p.open("rb") as fh:
-                    header = fh.read(16)
-            except OSError as exc:  # no read permission
-                raise StoreError(f"cannot read database {self.path}: {exc.strerror}") from exc
-            if header != _SQLITE_HEADER:
-                raise StoreCorruptError(self.path, "not an SQLite file")
+            # Never open the file itself: closing any descriptor of it drops every POSIX
+            # lock this process holds on it, those of its other SQLite connections
+            # included, and another process may then take the log away from under them
+            # (https://sqlite.org/howtocorrupt.html, section 2.2). SQLite reads the header:
+            # a file that is not a database fails the first statement, mapped in _guard.
+            if not os.access(p, os.R_OK):
+                raise StoreError(f"cannot read database {self.path}: Permission denied")
         else:
             try:
                 p.parent.mkdir(parents=True, exist_ok=True)
@@ -126,7 +125,8 @@ class SQLiteConnection(Engine):
             msg = str(exc).lower()
             if any(m in msg for m in ("readonly", "read-only", "locked", "busy", "unable to open")):
                 raise  # not damage: mapped by _guard
-            raise StoreCorruptError(self.path, str(exc)) from exc
+            why = "not an SQLite file" if "not a database" in msg else str(exc)
+            raise StoreCorruptError(self.path, why) from exc
         if [r[0] for r in rows] != ["ok"]:
             raise StoreCorruptError(self.path, "; ".join(str(r[0]) for r in rows[:3]))
 
