@@ -97,7 +97,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         shutil.rmtree(_PRIVATE_BASETEMP, ignore_errors=True)
 
 
+_LOAD_AT_START = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+
+
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
+    # Timings of a run mean little without the machine's load (a shared machine): say it.
+    if _LOAD_AT_START is not None and not hasattr(terminalreporter.config, "workerinput"):
+        terminalreporter.write_line(
+            f"load average (1 min) {_LOAD_AT_START:.1f} at the start, "
+            f"{os.getloadavg()[0]:.1f} at the end, on {os.cpu_count()} cores"
+        )
     if _PRIVATE_BASETEMP is not None and _PRIVATE_BASETEMP.exists():
         terminalreporter.write_line(f"test temporary files kept in {_PRIVATE_BASETEMP}")
 
