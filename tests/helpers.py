@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
+import numpy as np
 import pytest
 
 from mnemolayer import Memory, MemoryRecord
+from mnemolayer.extract.base import Extraction
+from mnemolayer.extract.rules.extractor import RuleExtractor
+from mnemolayer.testing import HashingEmbedder
 
 #: The repository root (``tests/`` is one level below it).
 REPO = Path(__file__).resolve().parents[1]
@@ -167,3 +173,46 @@ def index_problems(db: sqlite3.Connection | Path | str) -> dict[str, int]:
         "(SELECT 1 FROM entities e WHERE e.id = a.entity_id)",
     }
     return {name: n for name, sql in checks.items() if (n := count(sql))}
+
+
+class _Gate(Protocol):
+    def pass_through(self) -> None: ...
+
+
+class EndpointEmbedder(HashingEmbedder):
+    """The hashing model behind an endpoint a test controls: unreachable (``ConnectionError``)
+    while ``down``; with a ``gate``, each call first passes ``gate.pass_through()`` (a test
+    holds a slow call there)."""
+
+    __test__ = False
+
+    def __init__(self, *, down: bool = False, gate: _Gate | None = None) -> None:
+        super().__init__()
+        self.down, self.gate = down, gate
+
+    def embed(self, texts: Sequence[str], kind: Any = "document") -> np.ndarray:
+        if self.down:
+            raise ConnectionError("embedding endpoint unreachable")
+        if self.gate is not None:
+            self.gate.pass_through()
+        return super().embed(texts, kind)
+
+
+class EndpointExtractor:
+    """The rule extractor behind an endpoint a test controls, like :class:`EndpointEmbedder`."""
+
+    __test__ = False
+    name = "endpoint-rules"
+
+    def __init__(self, *, down: bool = False, gate: _Gate | None = None) -> None:
+        self.down, self.gate = down, gate
+        self.rules = RuleExtractor()
+
+    def extract(
+        self, text: str, *, speaker: str | None = None, timestamp: datetime | None = None
+    ) -> Extraction:
+        if self.down:
+            raise ConnectionError("extraction endpoint unreachable")
+        if self.gate is not None:
+            self.gate.pass_through()
+        return self.rules.extract(text, speaker=speaker, timestamp=timestamp)

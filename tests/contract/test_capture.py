@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,46 +21,11 @@ import openai
 import pytest
 
 from mnemolayer import EmbedderError, Memory
-from mnemolayer.extract.base import Extraction
 from mnemolayer.extract.llm import LLMExtractor
-from mnemolayer.extract.rules.extractor import RuleExtractor
 from mnemolayer.testing import HashingEmbedder, ScriptedChatModel
-from tests.helpers import all_records
+from tests.helpers import EndpointEmbedder, EndpointExtractor, all_records
 
 NONE = {"embedding": 0, "extraction": 0}
-
-
-class FlakyEmbedder(HashingEmbedder):
-    """The hashing model behind an endpoint that is unreachable while ``down``."""
-
-    __test__ = False
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.down = True
-
-    def embed(self, texts: Sequence[str], kind: Any = "document") -> np.ndarray:
-        if self.down:
-            raise ConnectionError("embedding endpoint unreachable")
-        return super().embed(texts, kind)
-
-
-class FlakyExtractor:
-    """The rules behind an endpoint that is unreachable while ``down``."""
-
-    __test__ = False
-    name = "flaky-rules"
-
-    def __init__(self) -> None:
-        self.down = True
-        self.rules = RuleExtractor()
-
-    def extract(
-        self, text: str, *, speaker: str | None = None, timestamp: datetime | None = None
-    ) -> Extraction:
-        if self.down:
-            raise ConnectionError("extraction endpoint unreachable")
-        return self.rules.extract(text, speaker=speaker, timestamp=timestamp)
 
 
 def _keyword(mem: Memory, query: str, user: str = "u1") -> list[str]:
@@ -71,7 +35,7 @@ def _keyword(mem: Memory, query: str, user: str = "u1") -> list[str]:
 def test_add_with_the_embedder_down_stores_the_words_and_maintain_embeds_them(
     db_path: Path, clock: Any
 ) -> None:
-    embedder = FlakyEmbedder()
+    embedder = EndpointEmbedder(down=True)
     with Memory(db_path, embedder=embedder, clock=clock, extractor=None) as mem:
         [rec] = mem.add("The spare key is under the blue flowerpot", user_id="u1")
         assert rec.pending == ["embedding"]
@@ -109,7 +73,7 @@ def test_add_with_the_embedder_down_stores_the_words_and_maintain_embeds_them(
 def test_facts_extracted_while_the_embedder_is_down_wait_with_their_message(
     db_path: Path, clock: Any
 ) -> None:
-    embedder = FlakyEmbedder()
+    embedder = EndpointEmbedder(down=True)
     with Memory(db_path, embedder=embedder, clock=clock) as mem:  # rules extraction
         [rec] = mem.add("I live in Porto", user_id="u1")
         assert rec.pending == ["embedding"]
@@ -133,7 +97,7 @@ def test_facts_extracted_while_the_embedder_is_down_wait_with_their_message(
 def test_add_with_the_extractor_down_stores_the_message_and_maintain_mines_it(
     db_path: Path, clock: Any
 ) -> None:
-    extractor = FlakyExtractor()
+    extractor = EndpointExtractor(down=True)
     with Memory(db_path, embedder="hashing", clock=clock, extractor=extractor) as mem:
         [rec, reply] = mem.add(
             [
@@ -169,7 +133,7 @@ def test_add_with_the_extractor_down_stores_the_message_and_maintain_mines_it(
 def test_extract_facts_mines_a_message_whose_extraction_is_pending(
     db_path: Path, clock: Any
 ) -> None:
-    extractor = FlakyExtractor()
+    extractor = EndpointExtractor(down=True)
     with Memory(db_path, embedder="hashing", clock=clock, extractor=extractor) as mem:
         [rec] = mem.add("I live in Porto", user_id="u1")
         assert mem.extract_facts() == 0  # still down: it stays pending
@@ -182,7 +146,7 @@ def test_extract_facts_mines_a_message_whose_extraction_is_pending(
 def test_update_with_the_models_down_stores_the_new_words_pending(
     db_path: Path, clock: Any
 ) -> None:
-    embedder, extractor = FlakyEmbedder(), FlakyExtractor()
+    embedder, extractor = EndpointEmbedder(down=True), EndpointExtractor(down=True)
     embedder.down = extractor.down = False
     with Memory(db_path, embedder=embedder, clock=clock, extractor=extractor) as mem:
         [rec] = mem.add("I live in Porto", user_id="u1")

@@ -11,8 +11,7 @@ embedder whose call waits.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +19,10 @@ import numpy as np
 import pytest
 
 from mnemolayer import Memory
-from mnemolayer.extract.base import Extraction
 from mnemolayer.extract.llm import LLMExtractor
-from mnemolayer.extract.rules.extractor import RuleExtractor
 from mnemolayer.retrieval.index import embed_records
 from mnemolayer.testing import HashingEmbedder, ScriptedChatModel
+from tests.helpers import EndpointEmbedder, EndpointExtractor
 
 PORTO = '{"facts": [{"subject": "user", "predicate": "lives_in", "object": "Porto"}]}'
 BRAGA = '{"facts": [{"subject": "user", "predicate": "lives_in", "object": "Braga"}]}'
@@ -63,45 +61,6 @@ class Gate:
         if armed:
             self.entered.set()
             assert self._open.wait(WAIT_S), "the test never opened the gate"
-
-
-class SlowEmbedder(HashingEmbedder):
-    """The hashing model behind a slow endpoint (its next call waits at ``gate``), or
-    one that is down."""
-
-    __test__ = False
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.gate = Gate()
-        self.down = False
-
-    def embed(self, texts: Sequence[str], kind: Any = "document") -> np.ndarray:
-        if self.down:
-            raise ConnectionError("embedding endpoint unreachable")
-        self.gate.pass_through()
-        return super().embed(texts, kind)
-
-
-class SlowExtractor:
-    """The rules behind a slow endpoint (its next call waits at ``gate``), or one that
-    is down."""
-
-    __test__ = False
-    name = "slow-rules"
-
-    def __init__(self) -> None:
-        self.gate = Gate()
-        self.down = False
-        self.rules = RuleExtractor()
-
-    def extract(
-        self, text: str, *, speaker: str | None = None, timestamp: datetime | None = None
-    ) -> Extraction:
-        if self.down:
-            raise ConnectionError("extraction endpoint unreachable")
-        self.gate.pass_through()
-        return self.rules.extract(text, speaker=speaker, timestamp=timestamp)
 
 
 def _in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:
@@ -182,7 +141,7 @@ def test_extract_facts_waiting_on_the_llm_while_the_memory_is_updated_writes_no_
 def test_reindex_embedding_while_the_memory_is_updated_keeps_the_update(
     db_path: Path, clock: Any
 ) -> None:
-    slow = SlowEmbedder()
+    slow = EndpointEmbedder(gate=Gate())
     with Memory(db_path, embedder=slow, clock=clock, extractor=None) as indexer:
         [rec] = indexer.add("I live in Porto", user_id="u1")
         with Memory(db_path, embedder="hashing", clock=clock, extractor=None) as editor:
@@ -200,7 +159,7 @@ def test_reindex_embedding_while_the_memory_is_updated_keeps_the_update(
 def test_maintain_embedding_a_pending_memory_while_it_is_updated_keeps_the_update(
     db_path: Path, clock: Any
 ) -> None:
-    slow = SlowEmbedder()
+    slow = EndpointEmbedder(gate=Gate())
     with Memory(db_path, embedder=slow, clock=clock, extractor=None) as mem:
         slow.down = True
         [rec] = mem.add("I live in Porto", user_id="u1")
@@ -222,7 +181,7 @@ def test_maintain_embedding_a_pending_memory_while_it_is_updated_keeps_the_updat
 def test_two_passes_completing_the_same_pending_work_write_it_once(
     db_path: Path, clock: Any, kind: str
 ) -> None:
-    slow_embedder, slow_extractor = SlowEmbedder(), SlowExtractor()
+    slow_embedder, slow_extractor = EndpointEmbedder(gate=Gate()), EndpointExtractor(gate=Gate())
     with Memory(db_path, embedder=slow_embedder, clock=clock, extractor=slow_extractor) as first:
         slow_embedder.down, slow_extractor.down = kind == "embedding", kind == "extraction"
         [rec] = first.add("I live in Porto", user_id="u1")
