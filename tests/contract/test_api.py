@@ -30,6 +30,7 @@ EXPECTED_EXPORTS = {
     "AsyncMemory",
     "DeletionReceipt",
     "EmbedderError",
+    "EmbedderUnavailableError",
     "EmbeddingModelMismatchError",
     "Hit",
     "HistoryEvent",

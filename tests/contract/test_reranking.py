@@ -16,7 +16,7 @@ from mnemolayer.config import RetrievalConfig
 from mnemolayer.models import Hit
 from mnemolayer.rerank.http import API_KEY_ENV, MODEL_ENV, HttpReranker
 from mnemolayer.testing import FakeClock
-from tests.fake_rerank_server import FakeRerankServer
+from tests.fake_model_server import FakeRerankServer
 
 #: Searches count no access, so the same store ranks the same before and after.
 PLAIN = RetrievalConfig(track_access=False)

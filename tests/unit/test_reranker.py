@@ -1,5 +1,5 @@
 """The reranker providers (issue 15 item 6, issue 18 item 2) against a local fake
-``/rerank`` endpoint (tests/fake_rerank_server.py) and a fake sentence-transformers
+``/rerank`` endpoint (tests/fake_model_server.py) and a fake sentence-transformers
 module; the registry's ``"reranker"`` seam; nothing imported when none is configured."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from mnemolayer import registry
 from mnemolayer.errors import MissingExtraError, RerankerError, ValidationError
 from mnemolayer.protocols import Reranker
 from mnemolayer.rerank.http import API_KEY_ENV, MODEL_ENV, HttpReranker, parse_scores
-from tests.fake_rerank_server import FakeRerankServer
+from tests.fake_model_server import FakeRerankServer
 
 TEXTS = ["I like tea", "the harbour at night", "coffee at the harbour with Anna"]
 

@@ -12,30 +12,22 @@ The response's shape is detected, whatever was sent: a list of ``{"index", "scor
 object with ``results`` (``relevance_score``, or ``score``). Every text must get exactly one
 finite score, else :class:`~mnemolayer.errors.RerankerError`.
 
-Retries as the LLM client's (:mod:`mnemolayer.llm.client`, which needs the ``openai`` SDK and
-is not reused for that reason): timeouts, connection errors and HTTP 408, 409, 429 and 5xx
-are retried up to ``max_retries`` times after the server's ``Retry-After`` (seconds, or
-``retry-after-ms``) or an exponential backoff of 0.25 s, 0.5 s, 1 s … at most 4 s, within
-``budget_s`` for the whole call; each attempt may take ``timeout_s`` and never more than
-what is left of the budget.
+Requests and retries are :class:`mnemolayer.llm.http.Endpoint`'s: timeouts, connection
+errors and HTTP 408, 409, 429 and 5xx are retried up to ``max_retries`` times after the
+server's ``Retry-After`` or an exponential backoff, within ``budget_s`` for the whole call.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import math
 import os
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mnemolayer.errors import RerankerError, ValidationError
-from mnemolayer.llm.retry import backoff, retry_after, retryable
-from mnemolayer.protocols import Deadline
+from mnemolayer.llm.http import Endpoint, clip
 
 __all__ = ["API_KEY_ENV", "MODEL_ENV", "HttpReranker", "parse_scores"]
 
@@ -43,8 +35,6 @@ __all__ = ["API_KEY_ENV", "MODEL_ENV", "HttpReranker", "parse_scores"]
 API_KEY_ENV = "MNEMOLAYER_RERANK_API_KEY"
 #: The environment variable naming the model for Jina / Cohere-style endpoints.
 MODEL_ENV = "MNEMOLAYER_RERANK_MODEL"
-
-_BODY_CHARS = 200
 
 
 class HttpReranker:
@@ -102,6 +92,18 @@ class HttpReranker:
         self.timeout_s = float(timeout_s)
         self.max_retries = int(max_retries)
         self.budget_s = float(budget_s) if budget_s is not None else (max_retries + 1) * timeout_s
+        self._endpoint = Endpoint(
+            url=self.url,
+            what="reranker",
+            fail=lambda message, setting, _outage: RerankerError(message, setting=setting),
+            setting="reranker",
+            hint="the reranker setting",
+            key_env=API_KEY_ENV,
+            api_key=self._key,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            budget_s=self.budget_s,
+        )
 
     def __repr__(self) -> str:  # never the key
         return f"HttpReranker({self.url!r}, model={self.model!r})"
@@ -126,69 +128,11 @@ class HttpReranker:
                 "documents": list(texts),
                 "top_n": len(texts),
             }
-        payload = self._post(json.dumps(body).encode("utf-8"))
-        try:
-            answer = json.loads(payload)
-        except ValueError as exc:
-            raise RerankerError(
-                f"reranker {self.url} answered with something that is not JSON: "
-                f"{_clip(payload)!r}; check the reranker URL"
-            ) from exc
+        answer = self._endpoint.post_json(body)
         return parse_scores(answer, len(texts), where=self.url)
 
     def close(self) -> None:
         """Nothing to release (no connection is kept); for symmetry with the other seams."""
-
-    def _post(self, data: bytes) -> bytes:
-        """The response body of a successful POST, retried as the module says."""
-        deadline = Deadline.after(self.budget_s)
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._key is not None:
-            headers["Authorization"] = f"Bearer {self._key}"
-        retries = 0
-        while True:
-            remaining = deadline.remaining()
-            if remaining <= 0:
-                raise RerankerError(
-                    f"reranker {self.url} gave no answer within the {self.budget_s:g} s budget"
-                )
-            request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(
-                    request, timeout=min(self.timeout_s, remaining)
-                ) as response:
-                    body: bytes = response.read()
-                    return body
-            except urllib.error.HTTPError as exc:
-                status, text = exc.code, _clip(exc.read())
-                if status in (401, 403):
-                    raise RerankerError(
-                        f"reranker {self.url} refused the key (HTTP {status}): set "
-                        f"{API_KEY_ENV} or pass api_key",
-                        setting=API_KEY_ENV,
-                    ) from exc
-                if retries >= self.max_retries or not retryable(status):
-                    raise RerankerError(
-                        f"reranker {self.url} answered HTTP {status}: {text!r}; check the "
-                        "reranker setting (URL and model)"
-                    ) from exc
-                asked = retry_after(exc.headers)
-                delay = asked if asked is not None else backoff(retries)
-            except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:
-                if retries >= self.max_retries:
-                    reason = getattr(exc, "reason", exc)
-                    raise RerankerError(
-                        f"reranker {self.url} cannot be reached ({reason}); check the "
-                        "reranker setting and that the server runs"
-                    ) from exc
-                delay = backoff(retries)
-            retries += 1
-            if delay >= deadline.remaining():
-                raise RerankerError(
-                    f"reranker {self.url}: retrying after {delay:g} s would pass the "
-                    f"{self.budget_s:g} s budget"
-                )
-            time.sleep(delay)
 
 
 def parse_scores(answer: Any, n: int, *, where: str = "the reranker") -> list[float]:
@@ -210,7 +154,7 @@ def parse_scores(answer: Any, n: int, *, where: str = "the reranker") -> list[fl
     items = answer.get("results") if isinstance(answer, Mapping) else answer
     if not isinstance(items, list):
         raise RerankerError(
-            f"reranker {where} answered an unknown shape {_clip(json.dumps(answer))!r}: "
+            f"reranker {where} answered an unknown shape {clip(json.dumps(answer))!r}: "
             'expected [{"index", "score"}] (TEI) or {"results": [{"index", '
             '"relevance_score"}]} (Jina / Cohere); check the reranker setting'
         )
@@ -235,9 +179,3 @@ def parse_scores(answer: Any, n: int, *, where: str = "the reranker") -> list[fl
             f"reranker {where} scored {n - len(missing)} of {n} texts (none for {missing[:5]})"
         )
     return [s for s in out if s is not None]
-
-
-def _clip(data: bytes | str) -> str:
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _BODY_CHARS else flat[: _BODY_CHARS - 1] + "…"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mnemolayer.embed.base import Embedder
-from mnemolayer.errors import EmbedderError
+from mnemolayer.errors import EmbedderError, EmbedderUnavailableError
 from mnemolayer.models import MemoryRecord
 from mnemolayer.retrieval.index import embed_records
 
@@ -30,6 +30,8 @@ def embed_or_defer(embedder: Embedder, records: Sequence[MemoryRecord]) -> list[
     warning) when the embedder could not answer (it raised: unreachable, timed out,
     crashed): the caller stores what it can without the vectors.
 
+    An :class:`~mnemolayer.errors.EmbedderUnavailableError` is an outage too.
+
     Raises:
         EmbedderError: the embedder answered wrongly (another dimension, too few vectors,
             NaN: :func:`~mnemolayer.embed.base.check_vectors`). That is a
@@ -39,11 +41,13 @@ def embed_or_defer(embedder: Embedder, records: Sequence[MemoryRecord]) -> list[
         return []
     try:
         return embed_records(embedder, records)
-    except EmbedderError:
-        raise
+    except EmbedderError as exc:
+        if not isinstance(exc, EmbedderUnavailableError):
+            raise
     except Exception:  # an outage of the model must not lose the user's words
-        log.warning(
-            "embedder %r failed on %d record(s); storing them with their embedding pending",
-            embedder.name, len(records), exc_info=True,
-        )  # fmt: skip
-        return None
+        pass
+    log.warning(
+        "embedder %r failed on %d record(s); storing them with their embedding pending",
+        embedder.name, len(records), exc_info=True,
+    )  # fmt: skip
+    return None
