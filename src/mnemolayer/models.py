@@ -26,6 +26,8 @@ from mnemolayer.errors import ValidationError
 
 __all__ = [
     "PENDING_KINDS",
+    "SOURCES",
+    "TRUSTED_SOURCES",
     "Entity",
     "Fact",
     "HistoryEvent",
@@ -35,6 +37,7 @@ __all__ = [
     "MemoryRecord",
     "Message",
     "PendingKind",
+    "Source",
     "content_hash",
     "message_hash",
     "new_id",
@@ -63,6 +66,15 @@ class MemoryKind(StrEnum):
 #: facts not extracted yet).
 PendingKind = Literal["embedding", "extraction"]
 PENDING_KINDS: tuple[PendingKind, ...] = ("embedding", "extraction")
+
+#: Where a memory came from (:attr:`MemoryRecord.source`; :mod:`mnemolayer.trust`).
+Source = Literal["user", "assistant", "tool", "web", "import", "agent"]
+SOURCES: tuple[Source, ...] = ("user", "assistant", "tool", "web", "import", "agent")
+#: Sources taken as the user's own truth: what the user or the assistant said in the
+#: conversation. Tool output, web pages, imports and other agents are untrusted: kept
+#: and searchable, but out of ``context()`` unless asked for, and never superseding a
+#: current fact (:mod:`mnemolayer.lifecycle.conflicts`, rule 9).
+TRUSTED_SOURCES: frozenset[str] = frozenset({"user", "assistant"})
 
 _id_lock = threading.Lock()
 _last_id = 0
@@ -243,16 +255,20 @@ def message_hash(
     speaker: str | None,
     *,
     session_only: bool = False,
+    source: str | None = None,
 ) -> str:
     """The idempotency key of a stored message (:func:`content_hash` of its content and
-    scope: agent, session, kind and speaker or role).
+    scope: agent, session, kind and speaker or role; and ``source`` when it is given,
+    which the write path does only for a source other than its role's default, so that
+    a web page's words and the same words said by the user are two records).
 
     A session-only message is keyed apart from a permanent one with the same words, so
     neither add can turn the other's record temporary or permanent: the same text added
     both ways is two records, and only the session-only one goes when the session ends.
     Permanent messages keep the key they had before session-only memories existed.
     """
-    extra = ("session-only",) if session_only else ()
+    extra: tuple[str, ...] = ("session-only",) if session_only else ()
+    extra += (f"source:{source}",) if source is not None else ()
     return content_hash(content, agent_id, session_id, kind, speaker, *extra)
 
 
@@ -322,6 +338,13 @@ class MemoryRecord(_Model):
             keyword-searchable, no vectors yet) and ``"extraction"`` (its facts not
             extracted yet). :meth:`Memory.maintain` completes it once the model is back;
             ``[]`` when nothing is pending.
+        source: where it came from (:data:`SOURCES`): ``"user"`` or ``"assistant"``
+            (said in the conversation: trusted), ``"tool"``, ``"web"``, ``"import"``,
+            ``"agent"`` (untrusted; :attr:`trusted`, :mod:`mnemolayer.trust`).
+        flags: what :func:`mnemolayer.trust.detect` found in its text at write
+            (``"instruction"``, ``"roleplay"``, ``"hidden_text"``; ``[]``: nothing), and
+            ``"candidate"`` on a fact's record kept as a candidate (an untrusted
+            statement that contradicted a current fact).
     """
 
     id: str
@@ -353,6 +376,13 @@ class MemoryRecord(_Model):
     merged_into: str | None = None
     consolidated_into: str | None = None
     pending: list[PendingKind] = Field(default_factory=list)
+    source: Source = "user"
+    flags: list[str] = Field(default_factory=list)
+
+    @property
+    def trusted(self) -> bool:
+        """Whether its source is trusted (``"user"`` or ``"assistant"``)."""
+        return self.source in TRUSTED_SOURCES
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict (times as ISO-8601 strings with ``+00:00``)."""

@@ -347,5 +347,7 @@ class Scope:
     agent_id: str | None = None
     session_id: str | None = None
     kinds: tuple[str, ...] | None = None
+    #: Only records of these sources (``search(trusted_only=True)``); ``None``: any.
+    sources: tuple[str, ...] | None = None
     #: Metadata filter; the store compiles it to its own SQL (``compile_filter``).
     filter: Filter | None = None

@@ -76,7 +76,7 @@ def test_export_rows_have_a_header_memories_and_history(source: Memory) -> None:
     assert rows[0] == {
         "type": "header",
         "format": "mnemolayer-export",
-        "version": 4,
+        "version": EXPORT_VERSION,
         "embedding_model": "hashing-v1/256",
     }
     kinds = [r["type"] for r in rows[1:]]

@@ -100,7 +100,7 @@ def test_bm25_statistics_are_the_users_own(tmp_path: Path) -> None:
 
 def _downgrade_to_6(path: Path, untag: bool) -> list[tuple[object, ...]]:
     """Make ``path`` look like a store of schema 6: terms as they were indexed before
-    (untagged), versions 7 and later not applied (what migrations 8 and 9 added
+    (untagged), versions 7 and later not applied (what migrations 8 to 10 added
     dropped). Returns the tagged terms it held."""
     con = sqlite3.connect(path)
     tagged = con.execute("SELECT rowid, terms FROM memories_fts ORDER BY rowid").fetchall()
@@ -110,7 +110,7 @@ def _downgrade_to_6(path: Path, untag: bool) -> list[tuple[object, ...]]:
             con.execute("UPDATE memories_fts SET terms = ? WHERE rowid = ?", (plain, rowid))
     con.execute("DROP TABLE tombstones")
     con.execute("DROP INDEX memories_pending")
-    for column in ("pending_embedding", "pending_extraction", "revision"):
+    for column in ("pending_embedding", "pending_extraction", "revision", "source", "flags"):
         con.execute(f"ALTER TABLE memories DROP COLUMN {column}")
     con.execute("DELETE FROM schema_version WHERE version >= 7")
     con.commit()

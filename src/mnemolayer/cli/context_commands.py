@@ -41,6 +41,12 @@ def context_command(
     encoding: Annotated[
         str | None, typer.Option(help="Token encoding.", show_default="o200k_base")
     ] = None,
+    include_untrusted: Annotated[
+        bool,
+        typer.Option(
+            "--include-untrusted", help="Also memories of tools, web pages, imports, agents."
+        ),
+    ] = False,
 ) -> None:
     """Print the memories that fit BUDGET tokens for QUERY: profile, relevant facts,
     recalled episodes and strategies, each with its time, and the recent turns (the
@@ -58,6 +64,7 @@ def context_command(
             sections=section,
             recent=recent,
             counter=encoding,
+            include_untrusted=include_untrusted,
         )
     if state.json:
         return _emit(result.to_json())

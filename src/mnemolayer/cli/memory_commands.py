@@ -71,6 +71,14 @@ def add(
             show_default="the kind's TTL, else never",
         ),
     ] = None,
+    source: Annotated[
+        str | None,
+        typer.Option(
+            "--source",
+            help="Where it came from: user, assistant (trusted), tool, web, import, agent.",
+            show_default="user",
+        ),
+    ] = None,
 ) -> None:
     """Store one memory."""
     state = _state(ctx)
@@ -89,6 +97,7 @@ def add(
             session_only=session_only,
             pinned=pinned,
             expires_at=expires_at,
+            source=source,
         )
     if state.json:
         return _emit([r.to_json() for r in records])
@@ -124,6 +133,9 @@ def search(
             "--explain", help="Say why each hit ranks where it does (relevance, retention)."
         ),
     ] = False,
+    trusted_only: Annotated[
+        bool, typer.Option("--trusted-only", help="Only memories the user or assistant said.")
+    ] = False,
 ) -> None:
     """Recall the memories most relevant to QUERY."""
     state = _state(ctx)
@@ -142,6 +154,7 @@ def search(
             include_history=include_history,
             explain=explain,
             as_of=as_of,
+            trusted_only=trusted_only,
         )
     if state.json:
         return _emit([hit.model_dump(mode="json") for hit in hits])

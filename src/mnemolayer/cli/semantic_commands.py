@@ -50,13 +50,16 @@ def facts(
     include_history: Annotated[
         bool, typer.Option("--history", help="Also facts that are no longer true.")
     ] = False,
+    trusted_only: Annotated[
+        bool, typer.Option("--trusted-only", help="Leave out facts only tools, web... stated.")
+    ] = False,
 ) -> None:
     """List facts of a user's knowledge graph (current ones by default)."""
     state = _state(ctx)
     with _open(state, create=False) as mem:
         found = mem.facts(
             user_id=user, subject=subject, predicate=predicate, as_of=as_of,
-            include_history=include_history,
+            include_history=include_history, trusted_only=trusted_only,
         )  # fmt: skip
     if state.json:
         return _emit([f.to_json() for f in found])

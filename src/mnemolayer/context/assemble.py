@@ -172,6 +172,7 @@ def build_context(
     shares: Mapping[str, float] | None = None,
     session_spread: float | None = None,
     episode_floor: float | None = None,
+    include_untrusted: bool = False,
 ) -> Context:
     """Assemble what a model should know about ``user_id`` to answer ``query``.
 
@@ -200,6 +201,11 @@ def build_context(
         episode_floor: in [0, 1]: episodes scoring under this fraction of the best
             episode's score are left out (:func:`~mnemolayer.context.pack.above_floor`);
             default :data:`~mnemolayer.context.pack.EPISODE_FLOOR`.
+        include_untrusted: also recall memories of untrusted sources (tools, web pages,
+            imports, other agents; :mod:`mnemolayer.trust`) and the facts only they
+            stated. By default (``False``) the profile, facts and episodes hold only
+            what the user or the assistant said, so text a tool or a web page brought
+            in ("ignore previous instructions…") never reaches the prompt unasked.
 
     Returns:
         A :class:`Context` with ``tokens == counter.count(text) <= budget_tokens``.
@@ -207,7 +213,8 @@ def build_context(
     Raises:
         ValidationError: names the bad field: ``query``, ``user_id``, ``session_id``,
             ``budget_tokens``, ``format``, ``sections[i]``, ``template``, ``recent[i]...``,
-            ``shares``, ``session_spread``, ``episode_floor``, ``encoding``.
+            ``shares``, ``session_spread``, ``episode_floor``, ``encoding``,
+            ``include_untrusted``.
     """
     query = v.content(query, "query")
     user_id = v.scope_id(user_id, "user_id", required=True)
@@ -237,16 +244,22 @@ def build_context(
     spread = _fraction(SESSION_SPREAD if session_spread is None else session_spread,
                        "session_spread", below_one=True)  # fmt: skip
     floor = _fraction(EPISODE_FLOOR if episode_floor is None else episode_floor, "episode_floor")
+    if not isinstance(include_untrusted, bool):
+        raise ValidationError(
+            "include_untrusted", f"must be True or False, got {type(include_untrusted).__name__}"
+        )
+    trusted = not include_untrusted
 
     # Candidates, each section deduplicated against what comes before it.
     cands: dict[str, list[ContextItem]] = {}
     if "profile" in order:
-        cands["profile"] = profile_items(mem, user_id)
+        cands["profile"] = profile_items(mem, user_id, trusted)
     if "facts" in order:
         in_profile = {i.memory_id for i in cands.get("profile", []) if i.memory_id}
-        cands["facts"] = fact_items(mem, query, user_id, in_profile)
+        cands["facts"] = fact_items(mem, query, user_id, in_profile, trusted)
     if "episodes" in order:
-        cands["episodes"] = above_floor(episode_items(mem, query, user_id, budget), floor)
+        episodes = episode_items(mem, query, user_id, budget, trusted)
+        cands["episodes"] = above_floor(episodes, floor)
     if "strategies" in order:
         cands["strategies"] = strategy_items(mem, query, user_id)
     if "recent" in order:
@@ -338,8 +351,11 @@ class ContextBuilder:
         template: ContextTemplate | None = None,
         recent: Sequence[tuple[str, str, datetime | str | None]] | None = None,
         counter: TokenCounter | str | None = None,
+        include_untrusted: bool = False,
     ) -> Context:
-        """Assemble a token-budgeted context for ``query``; see :func:`build_context`.
+        """Assemble a token-budgeted context for ``query``; see :func:`build_context`
+        (``include_untrusted``: also memories of tools, web pages, imports and other
+        agents, left out by default).
 
         With a ``session_id`` and no ``recent``, the session's saved working-memory window
         (:meth:`Memory.working`) is the recent-window section, when it has one.
@@ -357,6 +373,7 @@ class ContextBuilder:
             template=template,
             recent=recent,
             counter=counter,
+            include_untrusted=include_untrusted,
         )
 
 

@@ -184,10 +184,18 @@ class ContextSource(Protocol):
     :class:`mnemolayer.Memory` (or of its services, as :class:`ContextBuilder` holds them)."""
 
     def search(
-        self, query: str, *, user_id: str, kinds: Sequence[str] | None = None, limit: int = 10
+        self,
+        query: str,
+        *,
+        user_id: str,
+        kinds: Sequence[str] | None = None,
+        limit: int = 10,
+        trusted_only: bool = False,
     ) -> list[Hit]: ...
 
-    def facts(self, *, user_id: str, subject: str | None = None) -> list[Fact]: ...
+    def facts(
+        self, *, user_id: str, subject: str | None = None, trusted_only: bool = False
+    ) -> list[Fact]: ...
 
     def strategies(self, task: str, *, user_id: str, limit: int = 10) -> list[StrategyStats]: ...
 
@@ -215,9 +223,9 @@ def cut(text: str, counter: TokenCounter, template: ContextTemplate) -> str:
     return counter.truncate(text, max(template.max_item_tokens - 1, 0)).rstrip() + "…"
 
 
-def profile_items(mem: ContextSource, user_id: str) -> list[ContextItem]:
+def profile_items(mem: ContextSource, user_id: str, trusted: bool = True) -> list[ContextItem]:
     items = []
-    for f in mem.facts(user_id=user_id, subject=SELF):
+    for f in mem.facts(user_id=user_id, subject=SELF, trusted_only=trusted):
         p = predicates.PREDICATES.get(f.predicate)
         if p is None or p.category not in _PROFILE_CATEGORIES:
             continue
@@ -234,9 +242,14 @@ def profile_items(mem: ContextSource, user_id: str) -> list[ContextItem]:
     return items
 
 
-def fact_items(mem: ContextSource, query: str, user_id: str, skip: set[str]) -> list[ContextItem]:
+def fact_items(
+    mem: ContextSource, query: str, user_id: str, skip: set[str], trusted: bool = True
+) -> list[ContextItem]:
     items = []
-    for h in mem.search(query, user_id=user_id, kinds=["semantic"], limit=_FACT_HITS):
+    hits = mem.search(
+        query, user_id=user_id, kinds=["semantic"], limit=_FACT_HITS, trusted_only=trusted
+    )
+    for h in hits:
         r = h.memory
         if r.id in skip:
             continue
@@ -252,10 +265,13 @@ def fact_items(mem: ContextSource, query: str, user_id: str, skip: set[str]) -> 
     return items
 
 
-def episode_items(mem: ContextSource, query: str, user_id: str, budget: int) -> list[ContextItem]:
+def episode_items(
+    mem: ContextSource, query: str, user_id: str, budget: int, trusted: bool = True
+) -> list[ContextItem]:
     limit = min(max(_EPISODE_HITS, budget // _LINE_TOKENS), _MAX_EPISODE_HITS)
     items = []
-    for h in mem.search(query, user_id=user_id, kinds=["episodic"], limit=limit):
+    hits = mem.search(query, user_id=user_id, kinds=["episodic"], limit=limit, trusted_only=trusted)
+    for h in hits:
         r = h.memory
         items.append(
             ContextItem(

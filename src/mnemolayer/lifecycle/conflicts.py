@@ -63,6 +63,13 @@ before it):
 8. **Nothing else retires a fact.** Facts about another subject or with another
    predicate (a Git-org ``role`` next to ``works_on``) never close each other; a
    contradiction closes only the older side, never both; nothing is deleted.
+9. **Trust** (:mod:`mnemolayer.trust`). A fact from an untrusted source (a tool, a web
+   page, an import, another agent) never ends a fact that holds: one that contradicts
+   it is kept as a *candidate*, stored closed at the instant it began (so it holds at no
+   time) and superseded by the fact it contradicted (``ResolveResult.candidates``), and
+   an untrusted negation retracts nothing. What holds stays current until a trusted
+   source (the user, the assistant) says otherwise; untrusted facts that contradict
+   nothing are stored as usual.
 
 The caller (the write path) runs :func:`resolve` inside the transaction that stores the
 message, so a message and the facts drawn from it are committed together.
@@ -128,6 +135,8 @@ class ResolveResult:
             a late-arriving fact or retraction fell between its statements: the earlier
             part is a new closed fact without a sentence record (``None`` if no statement
             preceded the cut), the fact keeps its id and record and now starts later.
+        candidates: facts of an untrusted source kept as candidates (rule 9); each is
+            in ``added`` too.
     """
 
     added: list[Fact] = field(default_factory=list)
@@ -136,6 +145,7 @@ class ResolveResult:
     ignored: list[tuple[ExtractedFact, str]] = field(default_factory=list)
     entities: list[Entity] = field(default_factory=list)
     split: list[tuple[Fact | None, Fact]] = field(default_factory=list)
+    candidates: list[Fact] = field(default_factory=list)
 
 
 def valid_from_of(fact: ExtractedFact, observed_at: datetime) -> datetime:
@@ -183,8 +193,10 @@ class _Resolver:
         now: datetime,
         new_id: Callable[[], str],
         entities: Sequence[ExtractedEntity],
+        trusted: bool = True,
     ) -> None:
         self.graph = graph
+        self.trusted = trusted
         self.c = c
         self.user_id = user_id
         self.source_id = source_id
@@ -275,6 +287,9 @@ class _Resolver:
 
     def _retract(self, ef: ExtractedFact, pred: Predicate, start: datetime) -> None:
         """Rule 7: end the matching facts that hold at ``start``."""
+        if not self.trusted:
+            self.result.ignored.append((ef, "an untrusted source retracts nothing"))
+            return
         subject = self.graph.resolve_entity(
             self.c, self.user_id, ef.subject, create=False, now=self.now
         )
@@ -388,6 +403,15 @@ class _Resolver:
             self._reinforce(ef, target, new)
             return
         conflicting = [f for f in holding if not same(f)]
+        if conflicting and not self.trusted:  # rule 9: a candidate, never a successor
+            new = new.model_copy(
+                update={"valid_to": start, "superseded_by": conflicting[0].id,
+                        "expired_at": self.now}
+            )  # fmt: skip
+            self.graph.insert_fact(self.c, new)
+            self.result.added.append(new)
+            self.result.candidates.append(new)
+            return
         # What holds next: the first fact starting after `start`, or a conflicting fact
         # that some message restated for a time after `start` (it resumes then).
         nxt = min(
@@ -479,6 +503,7 @@ def resolve(
     now: datetime,
     new_id: Callable[[], str] = _new_id,
     entities: Sequence[ExtractedEntity] = (),
+    trusted: bool = True,
 ) -> ResolveResult:
     """Fold the facts extracted from one message into ``user_id``'s graph (module rules).
 
@@ -494,6 +519,7 @@ def resolve(
         new_id: makes fact ids (tests pass a deterministic one).
         entities: the message's entities, to type and alias the ones its facts mention
             (entities no fact mentions are not stored).
+        trusted: whether the message's source is trusted (rule 9).
 
     Returns:
         :class:`ResolveResult`.
@@ -505,7 +531,7 @@ def resolve(
     now = to_utc(now, "now") or now
     resolver = _Resolver(
         graph, c, user_id, source_id=source_id, speaker=speaker, observed_at=observed_at,
-        now=now, new_id=new_id, entities=entities,
+        now=now, new_id=new_id, entities=entities, trusted=trusted,
     )  # fmt: skip
     _separate_namesakes(graph, c, user_id, extracted, now)
     for ef in extracted:

@@ -19,8 +19,13 @@ differently), so that provenance round-trips exactly.
 A window's ``updated_at`` (when it was last saved) is not exported: an imported window
 counts as saved at the import.
 
+A ``memory`` row carries the record's ``source`` and ``flags`` (:mod:`mnemolayer.trust`),
+so an import keeps where each memory came from and what was flagged in it.
+
 Versions: 1 (no graph rows), 2 (no session rows, no ``session_only`` field), 3 (no
-``stated_at`` on facts) and 4 (the current one) are read.
+``stated_at`` on facts), 4 (no ``source`` or ``flags`` on memories: each gets the source
+of its role, as migration 10 gives the records of an older store, and no flags) and 5
+(the current one) are read.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from mnemolayer.models import (
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.index import embed_records, keyword_terms
 from mnemolayer.text.tokens import resolve_encoding
+from mnemolayer.trust import default_source
 
 if TYPE_CHECKING:
     from mnemolayer.embed.base import Embedder
@@ -62,10 +68,10 @@ if TYPE_CHECKING:
 
 __all__ = ["EXPORT_VERSION", "Transfer", "export_rows", "import_rows"]
 
-#: The export format written; 1 (no graph rows), 2 (no windows), 3 (no ``stated_at``)
-#: and 4 are read.
-EXPORT_VERSION = 4
-_READ_VERSIONS = (1, 2, 3, 4)
+#: The export format written; 1 (no graph rows), 2 (no windows), 3 (no ``stated_at``),
+#: 4 (no ``source`` and ``flags`` on memories) and 5 are read.
+EXPORT_VERSION = 5
+_READ_VERSIONS = (1, 2, 3, 4, 5)
 _ROW_TYPES = ("header", "memory", "entity", "fact", "session", "history")
 
 
@@ -98,7 +104,7 @@ class Transfer:
         """Yield JSON-ready rows: a ``header``, then ``memory``, ``entity``, ``fact``,
         ``session`` (working-memory windows, from :attr:`sessions`) and ``history`` rows;
         the format is described in :mod:`mnemolayer.privacy.export` (the header says
-        ``"version": 4``, :data:`EXPORT_VERSION`; import reads versions 1 to 3 too).
+        ``"version": 5``, :data:`EXPORT_VERSION`; import reads versions 1 to 4 too).
 
         ``user_id`` limits the export to one user; ``None`` exports the whole store.
         """
@@ -108,7 +114,8 @@ class Transfer:
         self, rows: Iterable[dict[str, Any]], *, progress: Progress | None = None
     ) -> int:
         """Import rows from :meth:`export` exactly (same ids, times, metadata, history,
-        working-memory windows); files of versions 1 to 3 are read.
+        working-memory windows, each memory's source and flags); files of versions 1
+        to 4 are read (their memories get the source of their role).
 
         Memories are re-embedded with the configured model, every one of them before
         the first is written (``progress(done, total)`` counts memories embedded), so an
@@ -196,6 +203,7 @@ def import_rows(
     events: list[HistoryEvent] = []
     event_rows: list[int] = []
     windows: list[WindowState] = []
+    version = EXPORT_VERSION  # a file without a header is read as the current format
     for n, row in enumerate(rows):
         if not isinstance(row, dict) or row.get("type") not in _ROW_TYPES:
             raise ValidationError(f"rows[{n}].type", f"expected one of {', '.join(_ROW_TYPES)}")
@@ -203,7 +211,10 @@ def import_rows(
         try:
             if row["type"] == "header":
                 _check_header(row, f"rows[{n}]")
+                version = int(row["version"])
             elif row["type"] == "memory":
+                if version < 5 and "source" not in body:  # before sources were recorded
+                    body["source"] = default_source(body.get("role"))
                 rec = MemoryRecord.model_validate(body)
                 _check_record(rec, f"rows[{n}]")
                 records.append(rec)

@@ -46,6 +46,7 @@ from pydantic_core import PydanticUndefined
 
 from mnemolayer._validate import MAX_ID_CHARS, MAX_MESSAGES
 from mnemolayer.memory import Memory
+from mnemolayer.models import Source
 
 __all__ = [
     "OPS",
@@ -144,6 +145,12 @@ class AddParams(Params):
         "message's time): out of recall at once, deleted by the next maintenance. Default: "
         "the kind's TTL, else never; pinned memories never expire.",
     )
+    source: Source | None = Field(
+        None,
+        description="Where the messages came from: user or assistant (trusted), tool, web, "
+        "import or agent (untrusted: kept out of context unless asked for, never "
+        "superseding a current fact). Default: each message's role (tool messages are tool).",
+    )
 
 
 class SearchParams(Params):
@@ -173,6 +180,11 @@ class SearchParams(Params):
         False,
         description="Attach to each hit why it ranks where it does (`explanation`: "
         "relevance, retention and how they make the final score, with a one-line summary).",
+    )
+    trusted_only: StrictBool = Field(
+        False,
+        description="Only memories of trusted sources (the user, the assistant); each hit's "
+        "memory says its `source` and `flags` either way.",
     )
 
 
@@ -244,6 +256,9 @@ class FactsParams(Params):
         None, description="What was true at this time (ISO 8601; naive → UTC); default now."
     )
     include_history: StrictBool = Field(False, description="Also facts that stopped being true.")
+    trusted_only: StrictBool = Field(
+        False, description="Leave out facts that only untrusted sources (tool, web...) stated."
+    )
 
 
 class NeighborsParams(Params):
@@ -314,6 +329,11 @@ class ContextParams(Params):
     )
     encoding: str | None = Field(
         None, max_length=200, description="Token encoding (default o200k_base)."
+    )
+    include_untrusted: StrictBool = Field(
+        False,
+        description="Also memories of untrusted sources (tool, web, import, agent), "
+        "left out by default.",
     )
 
 

@@ -127,6 +127,7 @@ class StoreCore(Engine):
             self._hash(u, r.content_hash), r.embedding_model,
             int(r.session_only), int(r.pinned), iso(r.archived_at), r.merged_into,
             r.consolidated_into, int("embedding" in r.pending), int("extraction" in r.pending),
+            r.source, json.dumps(r.flags),
         )  # fmt: skip
 
     def row_record(self, row: Sequence[Any]) -> MemoryRecord:
@@ -142,6 +143,7 @@ class StoreCore(Engine):
         data["metadata"] = json.loads(data["metadata"])
         data["source_ids"] = json.loads(data["source_ids"])
         data["entities"] = json.loads(data["entities"])
+        data["flags"] = json.loads(data["flags"])
         data["kind"] = MemoryKind(data["kind"])
         data["session_only"] = bool(data["session_only"])
         data["pinned"] = bool(data["pinned"])

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from mnemolayer.models import MemoryKind, MemoryRecord
+from mnemolayer.models import TRUSTED_SOURCES, MemoryKind, MemoryRecord
 from mnemolayer.query import Scope
 from mnemolayer.store.history import HistorySQL
 from mnemolayer.store.index import IndexSQL
@@ -72,14 +72,14 @@ class RecordsSQL(HistorySQL, IndexSQL):
         c.execute(
             "UPDATE memories SET content = ?, metadata = ?, importance = ?, updated_at = ?, "
             "content_hash = ?, embedding_model = ?, pending_embedding = ?, "
-            "pending_extraction = ?, revision = revision + 1 WHERE id = ?",
+            "pending_extraction = ?, flags = ?, revision = revision + 1 WHERE id = ?",
             (
                 self._enc(r.user_id, "memories.content", r.id, r.content),
                 self._enc(r.user_id, "memories.metadata", r.id,
                           json.dumps(r.metadata, ensure_ascii=False, allow_nan=False)),
                 r.importance, iso(r.updated_at), self._hash(r.user_id, r.content_hash),
                 r.embedding_model, int("embedding" in r.pending),
-                int("extraction" in r.pending), r.id,
+                int("extraction" in r.pending), json.dumps(r.flags), r.id,
             ),
         )  # fmt: skip
 
@@ -280,6 +280,21 @@ class RecordsSQL(HistorySQL, IndexSQL):
     def ids_where(self, where: str, params: Sequence[Any]) -> set[str]:
         """Ids of the records matching ``where``."""
         return {r[0] for r in self.read(f"SELECT id FROM memories WHERE {where}", params)}
+
+    def untrusted_ids(self, user_id: str, ids: Sequence[str]) -> set[str]:
+        """Which of the user's records ``ids`` come from an untrusted source (any but
+        :data:`~mnemolayer.models.TRUSTED_SOURCES`)."""
+        trusted = sorted(TRUSTED_SOURCES)
+        found: set[str] = set()
+        items = list(dict.fromkeys(ids))
+        for start in range(0, len(items), 500):
+            part = items[start : start + 500]
+            found |= self.ids_where(
+                f"user_id = ? AND id IN ({','.join('?' * len(part))}) "
+                f"AND source NOT IN ({','.join('?' * len(trusted))})",
+                [user_id, *part, *trusted],
+            )
+        return found
 
     def ids(self) -> list[str]:
         """Every record id, oldest insert first."""

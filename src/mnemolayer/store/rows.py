@@ -24,7 +24,7 @@ COLUMNS = (
     "created_at, updated_at, occurred_at, valid_from, valid_to, expires_at, access_count, "
     "last_accessed_at, superseded_by, source_ids, entities, content_hash, embedding_model, "
     "session_only, pinned, archived_at, merged_into, consolidated_into, "
-    "pending_embedding, pending_extraction"
+    "pending_embedding, pending_extraction, source, flags"
 )
 COLUMN_NAMES = [n.strip() for n in COLUMNS.split(",")]
 #: The columns that hold times (fixed-width UTC ISO-8601 text, see :func:`iso`).

@@ -55,6 +55,9 @@ def scope_where(
     if scope.kinds:
         parts.append(f"{prefix}kind IN ({','.join('?' * len(scope.kinds))})")
         params.extend(scope.kinds)
+    if scope.sources is not None:
+        parts.append(f"{prefix}source IN ({','.join('?' * len(scope.sources)) or 'NULL'})")
+        params.extend(scope.sources)
     if scope.filter is not None:
         if compile_filter is None:
             raise ValueError("a scope with a metadata filter needs the store's compile_filter")

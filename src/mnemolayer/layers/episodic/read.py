@@ -9,10 +9,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 from mnemolayer import _validate as v
-from mnemolayer.errors import NotFoundError, ScopeRequiredError
+from mnemolayer.errors import NotFoundError, ScopeRequiredError, ValidationError
 from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.lifecycle.config import LifecycleConfig
-from mnemolayer.models import HistoryEvent, Hit, MemoryPage, MemoryRecord, to_utc
+from mnemolayer.models import TRUSTED_SOURCES, HistoryEvent, Hit, MemoryPage, MemoryRecord, to_utc
 from mnemolayer.query import parse_filter
 from mnemolayer.retrieval.search import Scope, Searcher, SearchRequest
 from mnemolayer.store.base import SQLStore
@@ -84,6 +84,7 @@ class EpisodicReader:
         include_history: bool = False,
         explain: bool = False,
         as_of: datetime | str | None = None,
+        trusted_only: bool = False,
     ) -> builtins.list[Hit]:
         """Hybrid recall within one user's memories.
 
@@ -108,6 +109,10 @@ class EpisodicReader:
                 that moment (``valid_from <= as_of < valid_to``) and their messages rank
                 first, superseded records may be returned, and relative time in the
                 query ("last week") counts back from it. A naive time is UTC.
+            trusted_only: only memories of trusted sources (the user, the assistant:
+                :attr:`MemoryRecord.trusted`); by default every source, each hit's
+                ``memory.source`` and ``memory.flags`` telling where it came from and
+                what the detector of instruction-like text found in it.
 
         Returns:
             Hits sorted by ``score`` in [0, 1], highest first, each with its breakdown.
@@ -132,7 +137,7 @@ class EpisodicReader:
             raise ScopeRequiredError("user_id: search needs a user_id scope")
         req = SearchRequest(
             query=v.content(query, "query"),
-            scope=self.scope(user_id, agent_id, session_id, kinds, filters),
+            scope=self.scope(user_id, agent_id, session_id, kinds, filters, trusted_only),
             limit=v.limit(limit),
             threshold=v.threshold(threshold),
             mode=v.mode(mode),
@@ -160,14 +165,20 @@ class EpisodicReader:
         session_id: str | None,
         kinds: Sequence[str] | None,
         filters: dict[str, Any] | None,
+        trusted_only: bool = False,
     ) -> Scope:
         """The validated scope of a read (``filters`` parsed)."""
+        if not isinstance(trusted_only, bool):
+            raise ValidationError(
+                "trusted_only", f"must be True or False, got {type(trusted_only).__name__}"
+            )
         return Scope(
             user_id=v.scope_id(user_id, "user_id", required=True),
             agent_id=v.scope_id(agent_id, "agent_id"),
             session_id=v.scope_id(session_id, "session_id"),
             kinds=tuple(v.kind(k, "kinds").value for k in kinds) if kinds else None,
             filter=parse_filter(filters) if filters else None,
+            sources=tuple(sorted(TRUSTED_SOURCES)) if trusted_only else None,
         )
 
     def get(self, memory_id: str, *, user_id: str | None = None) -> MemoryRecord:

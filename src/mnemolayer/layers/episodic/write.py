@@ -47,6 +47,7 @@ from mnemolayer.privacy.wiring import (
 from mnemolayer.retrieval.index import keyword_terms
 from mnemolayer.store.base import SQLStore
 from mnemolayer.text.speakers import split_speaker
+from mnemolayer.trust import default_source, detect, validate_source
 
 __all__ = ["EpisodicWriter", "MessageInput"]
 
@@ -119,6 +120,7 @@ class EpisodicWriter:
         session_only: bool = False,
         pinned: bool = False,
         expires_at: datetime | str | None = None,
+        source: str | None = None,
     ) -> AddResult:
         """Store one text or a list of messages: one record per message, in one transaction.
 
@@ -157,6 +159,14 @@ class EpisodicWriter:
                 kind's default TTL (``LifecycleConfig.ttl_days``, counted from the
                 message's time, applied when read, so a changed TTL applies to records
                 already stored), else never.
+            source: where the messages came from (:data:`~mnemolayer.models.SOURCES`):
+                ``"user"``, ``"assistant"`` (trusted), ``"tool"``, ``"web"``,
+                ``"import"``, ``"agent"`` (untrusted: out of :meth:`context` unless
+                asked for, and never superseding a current fact). ``None`` (default):
+                each message's role decides (tool messages are ``"tool"``, assistant and
+                system ones ``"assistant"``, the rest ``"user"``;
+                :func:`mnemolayer.trust.default_source`). Instruction-like text is
+                flagged either way (:attr:`MemoryRecord.flags`; ``docs/guide/trust.md``).
 
         Returns:
             The records in message order, as an :class:`~mnemolayer.AddResult` (a list).
@@ -189,7 +199,8 @@ class EpisodicWriter:
             ValidationError: blank content, bad scope ids, metadata, timestamp or
                 importance; ``session_only`` not a bool or without a ``session_id``
                 (field ``"session_only"``); ``pinned`` not a bool; ``expires_at`` not a
-                time or not after a message's time (field ``"expires_at"``). Nothing is
+                time or not after a message's time (field ``"expires_at"``); an unknown
+                ``source`` (field ``"source"``). Nothing is
                 stored and the embedder is not called.
             EmbedderError: the embedder answered wrongly: the wrong number of vectors,
                 vectors of another dimension than its ``dim``, or NaN or infinite values
@@ -200,7 +211,7 @@ class EpisodicWriter:
         records = self.records(
             messages, user_id=user_id, agent_id=agent_id, session_id=session_id,
             timestamp=timestamp, metadata=metadata, importance=importance, kind=kind,
-            session_only=session_only, pinned=pinned, expires_at=expires_at,
+            session_only=session_only, pinned=pinned, expires_at=expires_at, source=source,
         )  # fmt: skip
         stored = self._insert(records, None, honour_deletions=True)
         return AddResult(
@@ -226,8 +237,10 @@ class EpisodicWriter:
         session_only: bool = False,
         pinned: bool = False,
         expires_at: datetime | str | None = None,
+        source: str | None = None,
     ) -> list[MemoryRecord]:
         """Validate :meth:`add`'s arguments into records (nothing stored)."""
+        given_source = validate_source(source)
         user_id = v.scope_id(user_id, "user_id", required=True)
         agent_id = v.scope_id(agent_id, "agent_id")
         session_id = v.scope_id(session_id, "session_id")
@@ -262,9 +275,11 @@ class EpisodicWriter:
             # Keyed on the given name, not the label read from the text (which the
             # content holds anyway): a labelled message stored before labels were read
             # still matches when it is added again.
+            src = given_source or default_source(m.role)
             hashed = message_hash(
                 content, agent_id, session_id, kind_.value, m.name or m.role,
                 session_only=session_only,
+                source=src if src != default_source(m.role) else None,
             )  # fmt: skip
             records.append(
                 MemoryRecord(
@@ -274,7 +289,7 @@ class EpisodicWriter:
                     importance=imp if imp is not None else 0.0,  # estimated below
                     occurred_at=occurred, source_ids=[m.id or new_id()], content_hash=hashed,
                     embedding_model=self.embedder.name, session_only=session_only,
-                    pinned=pinned, expires_at=expiry,
+                    pinned=pinned, expires_at=expiry, source=src, flags=detect(content),
                 )
             )  # fmt: skip
         if imp is None:
@@ -501,9 +516,12 @@ class EpisodicWriter:
                 changes["content"] = text
             changes["metadata"] = with_report(meta, found, found_meta)
         if content is not None:
+            keep = [f for f in old.flags if f == "candidate"]
+            changes["flags"] = keep + detect(changes["content"])
             changes["content_hash"] = message_hash(
                 changes["content"], old.agent_id, old.session_id, old.kind.value,
                 old.speaker or old.role, session_only=old.session_only,
+                source=old.source if old.source != default_source(old.role) else None,
             )  # fmt: skip
         if importance is not None:
             changes["importance"] = v.importance(importance)

@@ -172,7 +172,7 @@ class SemanticLayer:
                 # Keyed by its own id: the same sentence may be stated, retracted and
                 # stated again, and each statement is its own fact.
                 content_hash=content_hash(content, turn.agent_id, None, "semantic", rid),
-                embedding_model=turn.embedding_model,
+                embedding_model=turn.embedding_model, source=turn.source,
             )  # fmt: skip
         return pending
 
@@ -194,13 +194,17 @@ class SemanticLayer:
             result = resolve(
                 self.graph, c, p.turn.user_id, p.facts, source_id=p.turn.id,
                 speaker=p.turn.speaker, observed_at=p.turn.occurred_at or now, now=now,
+                trusted=p.turn.trusted,
             )  # fmt: skip
+            candidates = {f.id for f in result.candidates}
             records: dict[str, MemoryRecord] = {}  # fact id → its new sentence record
             for fact in result.added:
                 draft = p.drafts.get(_key(fact.predicate, fact.object))
                 if draft is None:
                     continue
                 rec = draft.model_copy(update={"valid_from": fact.valid_from})
+                if fact.id in candidates:  # an untrusted contradiction (conflicts, rule 9)
+                    rec = rec.model_copy(update={"flags": [*rec.flags, "candidate"]})
                 if self.store.insert(c, rec, terms[rec.id], vectors[rec.id]) is not None:
                     self.graph.set_memory_id(c, fact.id, rec.id)
                     records[fact.id] = rec

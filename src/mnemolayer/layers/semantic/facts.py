@@ -82,6 +82,7 @@ class SemanticMemory:
         predicate: str | None = None,
         as_of: datetime | str | None = None,
         include_history: bool = False,
+        trusted_only: bool = False,
     ) -> builtins.list[Fact]:
         """Facts of a user's knowledge graph.
 
@@ -94,6 +95,9 @@ class SemanticMemory:
                 valid_to`` (naive → UTC). ``None``: what is true now.
             include_history: every fact ever recorded, closed ones too (with ``as_of``:
                 every fact that had started by then).
+            trusted_only: leave out facts that only untrusted sources stated (tools, web
+                pages, imports, other agents: :mod:`mnemolayer.trust`); a fact that the
+                user or the assistant stated too stays.
 
         Returns:
             Facts ordered by ``valid_from`` (then recording time); a fact stated only by
@@ -116,6 +120,10 @@ class SemanticMemory:
             user_id, subject=subject, predicate=predicate, as_of=when,
             include_history=include_history,
         )  # fmt: skip
+        if trusted_only and found:
+            sources = [i for f in found for i in f.source_ids]
+            bad = self.semantic.store.untrusted_ids(user_id, sources)
+            found = [f for f in found if not (f.source_ids and set(f.source_ids) <= bad)]
         return self._unexpired(user_id, found)
 
     def entities(self, *, user_id: str) -> builtins.list[Entity]:

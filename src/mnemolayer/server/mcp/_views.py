@@ -60,6 +60,15 @@ class MemoryView(_View):
     session_only: bool = Field(
         False, description="A temporary memory of its session, deleted when the session ends."
     )
+    source: str = Field(
+        "user",
+        description="Where it came from: user, assistant (trusted), tool, web, import, agent.",
+    )
+    flags: list[str] = Field(
+        default_factory=list,
+        description="Instruction-like text found in it at write (instruction, roleplay, "
+        "hidden_text), or candidate (an untrusted fact kept beside a current one).",
+    )
 
     @classmethod
     def of(cls, record: MemoryRecord) -> MemoryView:
@@ -79,6 +88,8 @@ class MemoryView(_View):
             pinned=record.pinned,
             expires_at=record.expires_at,
             session_only=record.session_only,
+            source=record.source,
+            flags=list(record.flags),
         )
 
 

@@ -287,6 +287,14 @@ MIGRATIONS: list[list[str]] = [
         """CREATE INDEX memories_pending ON memories (user_id, id)
             WHERE pending_embedding = 1 OR pending_extraction = 1""",
     ],
+    # 10: trust: each memory's source and its flags (as SQLite's migration 10).
+    [
+        """ALTER TABLE memories ADD COLUMN source TEXT NOT NULL DEFAULT 'user'""",
+        """ALTER TABLE memories ADD COLUMN flags TEXT NOT NULL DEFAULT '[]'""",
+        """UPDATE memories SET source = CASE role WHEN 'tool' THEN 'tool'
+            WHEN 'assistant' THEN 'assistant' WHEN 'system' THEN 'assistant'
+            ELSE 'user' END""",
+    ],
 ]
 
 

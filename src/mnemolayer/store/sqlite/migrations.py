@@ -253,6 +253,17 @@ MIGRATIONS: list[list[str]] = [
         """CREATE INDEX memories_pending ON memories (user_id, id)
             WHERE pending_embedding = 1 OR pending_extraction = 1""",
     ],
+    # 10: trust (mnemolayer.trust): where each memory came from and what the detector of
+    # instruction-like text flagged at write (a JSON list). Records stored before it
+    # take their source from their role: tool messages were tool output, assistant and
+    # system ones the assistant's side, everything else the user's.
+    [
+        """ALTER TABLE memories ADD COLUMN source TEXT NOT NULL DEFAULT 'user'""",
+        """ALTER TABLE memories ADD COLUMN flags TEXT NOT NULL DEFAULT '[]'""",
+        """UPDATE memories SET source = CASE role WHEN 'tool' THEN 'tool'
+            WHEN 'assistant' THEN 'assistant' WHEN 'system' THEN 'assistant'
+            ELSE 'user' END""",
+    ],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)

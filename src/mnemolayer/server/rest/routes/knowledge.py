@@ -50,6 +50,7 @@ def list_facts(
     ] = None,
     as_of: Annotated[Timestamp | None, Query(description=_FACTS.doc("as_of"))] = None,
     include_history: Annotated[bool, Query(description=_FACTS.doc("include_history"))] = False,
+    trusted_only: Annotated[bool, Query(description=_FACTS.doc("trusted_only"))] = False,
 ) -> FactsResponse:
     """Facts of the user's knowledge graph (``Memory.facts``): what is true now, or
     ``as_of`` a time, or every fact ever recorded with ``include_history``."""
@@ -59,6 +60,7 @@ def list_facts(
         predicate=predicate,
         as_of=as_of,
         include_history=include_history,
+        trusted_only=trusted_only,
     )
     return FactsResponse(facts=[FactOut.of(f) for f in facts])
 
