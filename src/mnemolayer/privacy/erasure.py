@@ -19,7 +19,9 @@ be 0 for ``verified``):
 * the full-text index: rows left for the deleted records' rowids, rows whose record is
   gone (orphans), and the index's vocabulary (``memories_fts_vocab``): terms that only
   the user's records contained;
-* vectors: rows left for the deleted records' rowids, and orphans;
+* vectors: rows left for the deleted records' rowids, and orphans (a rowid is never
+  given to a new record: SQLite's is AUTOINCREMENT since schema 10, PostgreSQL's an
+  identity column, so another user's records written meanwhile never count here);
 * history: events of the user's memory ids under any user (audit texts carry content);
 * the knowledge graph: facts of any user that cite one of the deleted memories;
 * the session store: the user's windows (``SessionStore.list_sessions``) and, for Redis,

@@ -287,6 +287,9 @@ MIGRATIONS: list[list[str]] = [
         """CREATE INDEX memories_pending ON memories (user_id, id)
             WHERE pending_embedding = 1 OR pending_extraction = 1""",
     ],
+    # 10: record rowids are never reused (SQLite's migration 10 makes its rowid
+    # AUTOINCREMENT): an identity column never hands out a value twice already.
+    [],
 ]
 
 
