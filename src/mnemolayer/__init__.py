@@ -21,6 +21,7 @@ from mnemolayer.layers.working.sessions import SessionEnd
 from mnemolayer.memory import Memory
 from mnemolayer.models import HistoryEvent, Hit, MemoryKind, MemoryPage, MemoryRecord, Message
 from mnemolayer.privacy.erasure import DeletionReceipt
+from mnemolayer.privacy.forget import ForgetReceipt
 from mnemolayer.privacy.markdown import MarkdownImport
 
 __all__ = [
@@ -29,6 +30,7 @@ __all__ = [
     "DeletionReceipt",
     "EmbedderError",
     "EmbeddingModelMismatchError",
+    "ForgetReceipt",
     "HistoryEvent",
     "Hit",
     "MarkdownImport",
