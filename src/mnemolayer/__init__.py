@@ -22,6 +22,7 @@ from mnemolayer.layers.working.sessions import SessionEnd
 from mnemolayer.memory import Memory
 from mnemolayer.models import HistoryEvent, Hit, MemoryKind, MemoryPage, MemoryRecord, Message
 from mnemolayer.privacy.erasure import DeletionReceipt
+from mnemolayer.privacy.forget import ForgetReceipt
 from mnemolayer.privacy.markdown import MarkdownImport
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "EmbedderError",
     "EmbedderUnavailableError",
     "EmbeddingModelMismatchError",
+    "ForgetReceipt",
     "HistoryEvent",
     "Hit",
     "MarkdownImport",

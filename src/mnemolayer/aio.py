@@ -121,6 +121,7 @@ class AsyncMemory:
     update = _to_thread(Memory.update)
     delete = _to_thread(Memory.delete)
     delete_all = _to_thread(Memory.delete_all)
+    forget = _to_thread(Memory.forget)
     history = _to_thread(Memory.history)
     stats = _to_thread(Memory.stats)
     reindex = _to_thread(Memory.reindex)

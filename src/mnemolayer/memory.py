@@ -41,6 +41,7 @@ from mnemolayer.lifecycle.maintain import Maintenance
 from mnemolayer.lifecycle.states import Lifecycle
 from mnemolayer.privacy.erasure import Erasure
 from mnemolayer.privacy.export import Transfer
+from mnemolayer.privacy.forget import Forgetting
 from mnemolayer.privacy.markdown import MarkdownView
 from mnemolayer.privacy.redact import RedactionConfig
 from mnemolayer.privacy.wiring import resolve_privacy
@@ -233,6 +234,9 @@ class Memory:
             store, semantic, self.sessions, searcher, self._procedural.task_vectors,
             self.keyring, now,
         )  # fmt: skip
+        self._forgetting = Forgetting(
+            store, semantic, embedder, searcher, self._procedural.task_vectors, now
+        )
         self._transfer = Transfer(store, semantic.graph, self.sessions, embedder, guard.require)
         self._markdown = MarkdownView(store, semantic.graph, writer, now)
         # context(session_id=...) reads the saved window where working() saves it: the
@@ -306,6 +310,7 @@ class Memory:
     # -- privacy: erasure, export and import -----------------------------------------------
 
     delete_all = _delegate(Erasure.delete_all, "_erasure")
+    forget = _delegate(Forgetting.forget, "_forgetting")
     export = _delegate(Transfer.export, "_transfer")
     import_rows = _delegate(Transfer.import_rows, "_transfer")
     export_markdown = _delegate(MarkdownView.export_markdown, "_markdown")

@@ -169,6 +169,8 @@ async def _every_call(path: Any, copy_path: Any) -> set[str]:
         assert am.procedural_config == am.sync.procedural_config
         am.procedural_config = ProceduralConfig(success_threshold=5)
         assert am.sync.procedural_config.success_threshold == 5
+        [gone] = await am.add("a note to forget", user_id="u")
+        await call("forget", gone.id, user_id="u")
         await call("delete", rec.id, user_id="u")
         await call("delete_all", user_id="u")
         called.add("last_query_embed_seconds")

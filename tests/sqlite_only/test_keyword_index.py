@@ -100,7 +100,7 @@ def test_bm25_statistics_are_the_users_own(tmp_path: Path) -> None:
 
 def _downgrade_to_6(path: Path, untag: bool) -> list[tuple[object, ...]]:
     """Make ``path`` look like a store of schema 6: terms as they were indexed before
-    (untagged), versions 7 and later not applied (what migrations 8 to 10 added
+    (untagged), versions 7 and later not applied (what migrations 8 to 11 added
     dropped). Returns the tagged terms it held."""
     con = sqlite3.connect(path)
     tagged = con.execute("SELECT rowid, terms FROM memories_fts ORDER BY rowid").fetchall()

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from mnemolayer import Memory
 from mnemolayer.store.sqlite.migrations import SCHEMA_VERSION
 
@@ -38,3 +40,62 @@ def test_a_store_from_before_session_only_memories_is_upgraded(db_path: Path) ->
         assert m.get(old.id) == old and not old.session_only
         end = m.end_session("s1", "u1")
         assert end.cleared == 0 and end.summary is not None and end.summary.source_ids == [old.id]
+
+
+# Migration 10: rowids of deleted records are never handed out again (issue 16, item 1).
+def test_migration_10_keeps_rowids_index_rows_and_vectors_and_stops_reuse(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mnemolayer.store.sqlite import engine
+    from mnemolayer.store.sqlite.migrations import MIGRATIONS
+
+    # A real schema-9 file: the store opened while only migrations 1-9 exist.
+    monkeypatch.setattr(engine, "MIGRATIONS", MIGRATIONS[:9])
+    monkeypatch.setattr(engine, "SCHEMA_VERSION", 9)
+    with Memory(db_path, embedder="hashing", extractor=None) as m:
+        kept = m.add(
+            ["the quokka smiles", "a wombat digs", "the numbat eats termites"], user_id="u1"
+        )
+        newest = m.add("an emu runs", user_id="u2")[0]
+        m.delete(newest.id)
+    monkeypatch.undo()
+
+    def snapshot() -> tuple[list[tuple[object, ...]], ...]:
+        db = sqlite3.connect(db_path)
+        try:
+            return (
+                db.execute("SELECT rowid, id FROM memories ORDER BY rowid").fetchall(),
+                db.execute("SELECT rowid, terms FROM memories_fts ORDER BY rowid").fetchall(),
+                db.execute("SELECT * FROM vectors ORDER BY memory_rowid, chunk").fetchall(),
+            )
+        finally:
+            db.close()
+
+    before = snapshot()
+    assert "AUTOINCREMENT" not in _memories_sql(db_path)
+    with Memory(db_path, embedder="hashing", extractor=None) as m:
+        assert m.stats()["schema_version"] == SCHEMA_VERSION >= 10
+        assert snapshot() == before and len(before[2]) == 3
+        assert [h.memory.id for h in m.search("wombat digs", user_id="u1", limit=1)] == [kept[1].id]
+        last = m.add("a platypus swims", user_id="u1")[0]
+        m.delete(last.id)
+        again = m.add("a bilby burrows", user_id="u1")[0]
+    assert "AUTOINCREMENT" in _memories_sql(db_path)
+    rowids = {mid: rowid for rowid, mid in snapshot()[0]}
+    # The migrated table continues after the largest rowid it holds; from then on a
+    # deleted record's rowid is never given to a new one.
+    assert rowids[again.id] == max(r for r, _ in before[0]) + 2
+    db = sqlite3.connect(db_path)
+    assert db.execute("PRAGMA foreign_key_check").fetchall() == []
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    db.close()
+
+
+def _memories_sql(path: Path) -> str:
+    db = sqlite3.connect(path)
+    try:
+        return str(
+            db.execute("SELECT sql FROM sqlite_master WHERE name = 'memories'").fetchone()[0]
+        )
+    finally:
+        db.close()

@@ -282,6 +282,29 @@ def forget(
 
 
 @app.command()
+def erase(
+    ctx: typer.Context,
+    memory_id: IdArg,
+    user: OptUserOpt = None,
+) -> None:
+    """Erase one memory's text everywhere (history, facts only it stated, caches, log)."""
+    state = _state(ctx)
+    with _open(state, check_embedder=False) as mem:
+        receipt = mem.forget(memory_id, user_id=user)
+    if state.json:
+        return _emit(receipt.model_dump(mode="json"))
+    counts = ", ".join(f"{k} {n}" for k, n in receipt.removed.items() if n)
+    _say(state.out, f"erased {memory_id}: {counts or 'nothing'}")
+    if not receipt.verified:
+        left = {k: n for k, n in receipt.remaining.items() if n}
+        _say(state.err, f"NOT verified: still found {left}")
+        raise typer.Exit(1)
+    _say(
+        state.out, f"verified: {len(receipt.remaining)} checks after the commit found nothing left"
+    )
+
+
+@app.command()
 def history(
     ctx: typer.Context,
     memory_id: IdArg,

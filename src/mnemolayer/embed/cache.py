@@ -197,6 +197,42 @@ class CachedEmbedder:
         except sqlite3.Error as exc:
             raise EmbedderError(f"embedding cache {self.path} write failed: {exc}") from exc
 
+    def cached(self, texts: Sequence[str]) -> int:
+        """How many entries of ``texts`` (this model's, either kind) the cache holds."""
+        digests = [_digest(text) for text in dict.fromkeys(texts)]
+        return sum(len(self._lookup(kind, digests)) for kind in ("query", "document"))
+
+    def forget(self, texts: Sequence[str]) -> int:
+        """Delete the cached vectors of ``texts`` (this model's, query and document
+        kinds), so that nothing derived from a forgotten text stays in the cache file;
+        the freed pages are zeroed (``secure_delete``).
+
+        Returns:
+            The entries removed.
+
+        Raises:
+            EmbedderError: the cache file could not be written.
+        """
+        keys = [(self.name, _digest(text)) for text in dict.fromkeys(texts)]
+        if not keys:
+            return 0
+        conn = self._connect()
+        try:
+            conn.execute("PRAGMA secure_delete = ON")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                cur = conn.executemany(
+                    "DELETE FROM embeddings WHERE model = ? AND sha256 = ?", keys
+                )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as exc:
+            raise EmbedderError(f"embedding cache {self.path} write failed: {exc}") from exc
+        return max(0, cur.rowcount)
+
     def close(self) -> None:
         """Close every connection this object opened (in any thread)."""
         with self._lock:

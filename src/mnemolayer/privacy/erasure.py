@@ -19,7 +19,9 @@ be 0 for ``verified``):
 * the full-text index: rows left for the deleted records' rowids, rows whose record is
   gone (orphans), and the index's vocabulary (``memories_fts_vocab``): terms that only
   the user's records contained;
-* vectors: rows left for the deleted records' rowids, and orphans;
+* vectors: rows left for the deleted records' rowids, and orphans (a rowid is never
+  given to a new record: SQLite's is AUTOINCREMENT since schema 10, PostgreSQL's an
+  identity column, so another user's records written meanwhile never count here);
 * history: events of the user's memory ids under any user (audit texts carry content);
 * the knowledge graph: facts of any user that cite one of the deleted memories;
 * the session store: the user's windows (``SessionStore.list_sessions``) and, for Redis,
@@ -67,7 +69,7 @@ if TYPE_CHECKING:
     from mnemolayer.retrieval.search import Searcher
     from mnemolayer.store.base import SQLStore
 
-__all__ = ["DeletionReceipt", "Erasure", "check_remaining", "delete_scope"]
+__all__ = ["DeletionReceipt", "Erasure", "check_remaining", "clear_text_caches", "delete_scope"]
 
 # Tables whose user rows are deleted by their owners' own code (store, graph, sessions);
 # any other table with a user_id column is swept by delete_scope.
@@ -309,6 +311,13 @@ def _drop_caches(erasure: Erasure, user_id: str, whole: bool) -> dict[str, int]:
     if not whole:
         return dropped
     dropped["task_cache"] = erasure.task_vectors.clear()
+    dropped["text_caches"] = clear_text_caches()
+    return dropped
+
+
+def clear_text_caches() -> int:
+    """Empty this process's caches keyed by text fragments (``_TEXT_CACHES``, of the
+    modules already imported); the entries dropped."""
     texts = 0
     for module_name, attr in _TEXT_CACHES:
         module = sys.modules.get(module_name)
@@ -316,8 +325,7 @@ def _drop_caches(erasure: Erasure, user_id: str, whole: bool) -> dict[str, int]:
         if fn is not None and hasattr(fn, "cache_clear"):
             texts += int(fn.cache_info().currsize)
             fn.cache_clear()
-    dropped["text_caches"] = texts
-    return dropped
+    return texts
 
 
 def check_remaining(

@@ -493,6 +493,8 @@ _TABLE = (
     Op("update", UpdateParams, rest=f"PATCH {_U}/memories/{{memory_id}}", cli="update"),
     Op("delete", rest=f"DELETE {_U}/memories/{{memory_id}}", mcp="delete_memory", cli="delete"),
     Op("delete_all", DeleteAllParams, rest=f"DELETE {_U}/memories", cli="forget"),
+    Op("forget", rest=f"POST {_U}/memories/{{memory_id}}/forget", mcp="forget_memory",
+       cli="erase"),
     Op("history", rest=f"GET {_U}/memories/{{memory_id}}/history", mcp="get_history",
        cli="history"),
     Op("stats", rest=f"GET {_U}/stats", cli="stats"),

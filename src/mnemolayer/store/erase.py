@@ -181,6 +181,25 @@ class EraseSQL(IndexSQL):
             + self._count_in("SELECT count(*) FROM facts WHERE memory_id", ids),
         }
 
+    # -- forgetting one record (privacy/forget.py) -----------------------------------------
+
+    def rowids_of(self, c: Txn | None, ids: Sequence[str]) -> set[int]:
+        """Rowids of records ``ids`` (the keys of their keyword and vector rows)."""
+        out: set[int] = set()
+        for start in range(0, len(ids), _CHUNK):
+            part = list(ids[start : start + _CHUNK])
+            sql = f"SELECT rowid FROM memories WHERE id IN ({','.join('?' * len(part))})"
+            out |= {int(r[0]) for r in self._rows(c, sql, part)}
+        return out
+
+    def count_ids(self, ids: Sequence[str]) -> int:
+        """How many of records ``ids`` exist."""
+        return self._count_in("SELECT count(*) FROM memories WHERE id", list(ids))
+
+    def fact_count(self, c: Txn | None, user_id: str) -> int:
+        """The user's facts (current and past)."""
+        return self._count(c, "SELECT count(*) FROM facts WHERE user_id = ?", (user_id,))
+
     def _count(self, c: Txn | None, sql: str, params: Sequence[Any]) -> int:
         return int(self._rows(c, sql, params)[0][0])
 

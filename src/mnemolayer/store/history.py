@@ -140,3 +140,30 @@ class HistorySQL(StoreCore):
 
     def delete_user_history(self, c: Txn, user_id: str) -> None:
         c.execute("DELETE FROM history WHERE user_id = ?", (user_id,))
+
+    def delete_memory_history(self, c: Txn, memory_ids: Sequence[str]) -> int:
+        """Delete every history event of records ``memory_ids`` (any user); the events
+        removed."""
+        removed = 0
+        for start in range(0, len(memory_ids), 500):
+            part = list(memory_ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            removed += c.execute(f"DELETE FROM history WHERE memory_id IN ({marks})", part).rowcount
+        return removed
+
+    def history_contents(self, memory_ids: Sequence[str]) -> int:
+        """History events of records ``memory_ids`` (any user) that still hold a content
+        or metadata, before or after."""
+        total = 0
+        for start in range(0, len(memory_ids), 500):
+            part = list(memory_ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            total += int(
+                self.read(
+                    f"SELECT count(*) FROM history WHERE memory_id IN ({marks}) AND ("
+                    "old_content IS NOT NULL OR new_content IS NOT NULL "
+                    "OR old_metadata IS NOT NULL OR new_metadata IS NOT NULL)",
+                    part,
+                )[0][0]
+            )
+        return total

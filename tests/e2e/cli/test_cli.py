@@ -165,6 +165,22 @@ def test_empty_results_say_so_on_stderr(db: Path) -> None:
         assert (result.stdout, result.stderr) == ("", "no memories\n")
 
 
+def test_erase_removes_one_memory_and_its_history_contents(db: Path) -> None:
+    kept = add(db, "I like green tea")
+    secret = add(db, "My passport number is QX7741902")
+    shown = cli(db, "erase", secret["id"], "--user", "alice")
+    assert shown.exit_code == 0, shown.output
+    assert "nothing left" in shown.stdout and "memories 1" in shown.stdout
+    events = ok(db, "history", secret["id"])
+    assert [e["event"] for e in events] == ["DELETE"] and events[0]["old_content"] is None
+    assert ok(db, "get", kept["id"]) == kept
+    missing = cli(db, "erase", secret["id"])
+    assert missing.exit_code == 2 and "Traceback" not in missing.output
+    other = add(db, "another note")
+    receipt = ok(db, "erase", other["id"])
+    assert receipt["verified"] is True and receipt["memory_id"] == other["id"]
+
+
 def test_forget_asks_first_and_reports_the_count(db: Path) -> None:
     add(db, "first memory")
     add(db, "second memory")

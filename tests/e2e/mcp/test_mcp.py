@@ -45,6 +45,7 @@ TOOLS = {
     "get_context",
     "list_memories",
     "delete_memory",
+    "forget_memory",
     "get_facts",
     "record_outcome",
     "get_strategies",
@@ -279,6 +280,19 @@ def test_add_search_delete_round_trip(conn: Conn) -> None:
     )
     events = conn.ok("get_history", memory_id=memory["id"])["events"]
     assert [e["event"] for e in events] == ["ADD", "DELETE"]
+
+
+def test_forget_memory_erases_the_text_with_a_verified_receipt(conn: Conn) -> None:
+    [kept] = conn.ok("add_memory", content="I like green tea")["memories"]
+    [rec] = conn.ok("add_memory", content="My passport number is QX7741902")["memories"]
+    receipt = conn.ok("forget_memory", memory_id=rec["id"])
+    assert receipt["verified"] is True and receipt["memory_id"] == rec["id"], receipt
+    assert receipt["removed"]["memories"] == 1 and receipt["removed"]["history"] >= 1
+    events = conn.ok("get_history", memory_id=rec["id"])["events"]
+    assert [e["event"] for e in events] == ["DELETE"] and events[0]["old_content"] is None
+    listed = [m["id"] for m in conn.ok("list_memories")["memories"]]
+    assert kept["id"] in listed and rec["id"] not in listed
+    assert "no memory" in conn.error("forget_memory", memory_id=rec["id"])
 
 
 def test_pin_and_explain_a_memory(conn: Conn) -> None:

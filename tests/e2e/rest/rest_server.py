@@ -177,6 +177,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("POST", U + "/maintain", {"dry_run": True}),
     Endpoint("DELETE", U + "/memories/{memory_id}"),
     Endpoint("GET", U + "/memories/{memory_id}/history"),
+    # Forget after delete: the id is gone, so this is the not-found answer of get.
+    Endpoint("POST", U + "/memories/{memory_id}/forget"),
     Endpoint("GET", U + "/export"),
     Endpoint("POST", U + "/import", {"rows": []}),
     Endpoint("GET", U + "/stats"),

@@ -121,6 +121,27 @@ def test_get_update_history_delete(api: httpx.Client) -> None:
     assert api.get(f"/v1/users/someone-else/memories/{rec['id']}/history").status_code == 404
 
 
+def test_forget_erases_one_memory_with_a_verified_receipt(api: httpx.Client) -> None:
+    [kept] = add(api, "u-forget", content="I like green tea")
+    [rec] = add(api, "u-forget", content="My passport number is QX7741902")
+    url = f"/v1/users/u-forget/memories/{rec['id']}"
+    r = api.post(url + "/forget")
+    assert r.status_code == 200, r.text
+    receipt = r.json()
+    assert receipt["verified"] is True and receipt["memory_id"] == rec["id"]
+    assert all(n == 0 for n in receipt["remaining"].values()) and receipt["removed"]["memories"]
+    events = api.get(url + "/history").json()["events"]
+    assert [e["event"] for e in events] == ["DELETE"] and events[0]["old_content"] is None
+    assert api.get(f"/v1/users/u-forget/memories/{kept['id']}").status_code == 200
+    again = api.post(url + "/forget")
+    assert again.status_code == 404 and again.json()["error"]["field"] == "memory_id"
+    # Another user's id is not found for this one, and stays.
+    [bobs] = add(api, "u-forget-bob", content="Bob's note")
+    other = api.post(f"/v1/users/u-forget/memories/{bobs['id']}/forget")
+    assert other.status_code == 404
+    assert api.get(f"/v1/users/u-forget-bob/memories/{bobs['id']}").status_code == 200
+
+
 def test_a_replayed_deleted_message_is_skipped_and_says_so(api: httpx.Client) -> None:
     msg = {"role": "user", "content": "My locker code is 7310", "id": "chat-41"}
     [rec] = add(api, "u-replay", messages=[msg], session_id="s1")

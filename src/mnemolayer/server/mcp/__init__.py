@@ -3,7 +3,8 @@
 :func:`build_server` exposes one open :class:`~mnemolayer.Memory` (or
 :class:`~mnemolayer.AsyncMemory`) to AI assistants
 (Claude Desktop, Claude Code, Cursor, ...) as the tools ``add_memory``,
-``search_memory``, ``get_context``, ``list_memories``, ``delete_memory``, ``get_facts``,
+``search_memory``, ``get_context``, ``list_memories``, ``delete_memory``,
+``forget_memory``, ``get_facts``,
 ``record_outcome``, ``get_strategies``, ``get_history``, ``explain_memory`` and
 ``pin_memory``; ``mnemolayer mcp`` runs it
 over stdio (:func:`serve_stdio`: strict about text that is not UTF-8, so two ids never
@@ -84,7 +85,7 @@ def build_server(mem: Memory | AsyncMemory, scope: UserScope | None = None) -> M
             description=inspect.cleandoc(fn.__doc__ or ""),
             annotations=ToolAnnotations(
                 read_only_hint=read_only,
-                destructive_hint=name == "delete_memory",
+                destructive_hint=name in ("delete_memory", "forget_memory"),
                 idempotent_hint=read_only or name in MemoryTools.IDEMPOTENT,
                 open_world_hint=False,
             ),

@@ -30,6 +30,7 @@ from mnemolayer.aio import AsyncMemory
 from mnemolayer.errors import MnemolayerError, ValidationError
 from mnemolayer.lifecycle.explanation import Explanation
 from mnemolayer.memory import Memory
+from mnemolayer.privacy.forget import ForgetReceipt
 from mnemolayer.server.mcp._views import (
     ContextView,
     Deleted,
@@ -242,6 +243,14 @@ class MemoryTools:
         await self._run(self.mem.delete(memory_id, user_id=self._user(user_id)))
         return Deleted(deleted=memory_id)
 
+    @_tool(OPS["forget"], extra=[_MEMORY_ID])
+    async def forget_memory(self, memory_id: str, user_id: str | None = None) -> ForgetReceipt:
+        """Erase one of the user's memories and every trace of its text (when they ask to
+        forget a secret such as a passport number): unlike delete_memory, no audit event
+        keeps the old text. Returns a receipt whose verified is true when nothing of it is
+        left. Fails when the user has no memory with that id."""
+        return await self._run(self.mem.forget(memory_id, user_id=self._user(user_id)))
+
     @_tool(OPS["facts"], OPS["profile"])
     async def get_facts(self, user_id: str | None = None, **options: Any) -> FactsView:
         """The user's knowledge graph: subject-predicate-object facts learned from what
@@ -351,6 +360,7 @@ class MemoryTools:
         ("get_context", True),
         ("list_memories", True),
         ("delete_memory", False),
+        ("forget_memory", False),
         ("get_facts", True),
         ("record_outcome", False),
         ("get_strategies", True),

@@ -287,7 +287,10 @@ MIGRATIONS: list[list[str]] = [
         """CREATE INDEX memories_pending ON memories (user_id, id)
             WHERE pending_embedding = 1 OR pending_extraction = 1""",
     ],
-    # 10: trust: each memory's source and its flags (as SQLite's migration 10).
+    # 10: record rowids are never reused (SQLite's migration 10 makes its rowid
+    # AUTOINCREMENT): an identity column never hands out a value twice already.
+    [],
+    # 11: trust: each memory's source and its flags (as SQLite's migration 11).
     [
         """ALTER TABLE memories ADD COLUMN source TEXT NOT NULL DEFAULT 'user'""",
         """ALTER TABLE memories ADD COLUMN flags TEXT NOT NULL DEFAULT '[]'""",

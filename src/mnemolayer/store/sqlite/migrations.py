@@ -6,6 +6,15 @@ recorded in ``schema_version``. Migrations are append-only: never edit a release
 
 from __future__ import annotations
 
+# The columns of ``memories`` as migration 9 left them, in table order (migration 10).
+_V10_COLUMNS = (
+    "rowid, id, user_id, agent_id, session_id, kind, content, role, speaker, metadata, "
+    "importance, created_at, updated_at, occurred_at, valid_from, valid_to, expires_at, "
+    "access_count, last_accessed_at, superseded_by, source_ids, entities, content_hash, "
+    "embedding_model, session_only, pinned, archived_at, merged_into, consolidated_into, "
+    "pending_embedding, pending_extraction, revision"
+)
+
 MIGRATIONS: list[list[str]] = [
     # 1: records, keyword index, vectors, audit history, per-user change counter.
     [
@@ -253,7 +262,65 @@ MIGRATIONS: list[list[str]] = [
         """CREATE INDEX memories_pending ON memories (user_id, id)
             WHERE pending_embedding = 1 OR pending_extraction = 1""",
     ],
-    # 10: trust (mnemolayer.trust): where each memory came from and what the detector of
+    # 10: record rowids are never reused (AUTOINCREMENT). Without it SQLite hands a new
+    # record the rowid of the newest deleted one, so a check after a deletion that looks
+    # up the deleted rowids in the keyword index and vectors (privacy/erasure.py) found
+    # another user's new rows and reported the deletion incomplete. The table is rebuilt
+    # with the same rowids and columns, so the keyword rows (keyed by rowid) stay valid;
+    # its vectors are set aside first, because dropping the old table cascades to them
+    # (foreign keys are on), and put back once the new table has its name.
+    [
+        """CREATE TABLE memories_autoinc (
+            rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            agent_id TEXT,
+            session_id TEXT,
+            kind TEXT NOT NULL,
+            content TEXT NOT NULL,
+            role TEXT,
+            speaker TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            importance REAL NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            occurred_at TEXT,
+            valid_from TEXT,
+            valid_to TEXT,
+            expires_at TEXT,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_accessed_at TEXT,
+            superseded_by TEXT,
+            source_ids TEXT NOT NULL DEFAULT '[]',
+            entities TEXT NOT NULL DEFAULT '[]',
+            content_hash TEXT NOT NULL,
+            embedding_model TEXT,
+            session_only INTEGER NOT NULL DEFAULT 0,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            archived_at TEXT,
+            merged_into TEXT,
+            consolidated_into TEXT,
+            pending_embedding INTEGER NOT NULL DEFAULT 0,
+            pending_extraction INTEGER NOT NULL DEFAULT 0,
+            revision INTEGER NOT NULL DEFAULT 0
+        )""",
+        f"""INSERT INTO memories_autoinc ({_V10_COLUMNS})
+            SELECT {_V10_COLUMNS} FROM memories ORDER BY rowid""",
+        """CREATE TEMP TABLE ms_vectors AS SELECT * FROM vectors""",
+        """DROP TABLE memories""",
+        """ALTER TABLE memories_autoinc RENAME TO memories""",
+        """INSERT INTO vectors SELECT * FROM temp.ms_vectors""",
+        """DROP TABLE temp.ms_vectors""",
+        """CREATE UNIQUE INDEX memories_dedup ON memories (user_id, content_hash)""",
+        """CREATE INDEX memories_user ON memories (user_id, id)""",
+        """CREATE INDEX memories_user_session ON memories (user_id, session_id)""",
+        """CREATE INDEX memories_inactive ON memories (user_id)
+            WHERE expires_at IS NOT NULL OR superseded_by IS NOT NULL
+               OR archived_at IS NOT NULL OR merged_into IS NOT NULL""",
+        """CREATE INDEX memories_pending ON memories (user_id, id)
+            WHERE pending_embedding = 1 OR pending_extraction = 1""",
+    ],
+    # 11: trust (mnemolayer.trust): where each memory came from and what the detector of
     # instruction-like text flagged at write (a JSON list). Records stored before it
     # take their source from their role: tool messages were tool output, assistant and
     # system ones the assistant's side, everything else the user's.

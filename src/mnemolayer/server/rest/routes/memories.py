@@ -14,6 +14,7 @@ from fastapi import APIRouter, Path, Query, Response
 
 from mnemolayer.errors import ValidationError
 from mnemolayer.models import MemoryKind, MemoryPage, MemoryRecord
+from mnemolayer.privacy.forget import ForgetReceipt
 from mnemolayer.server.ops import OPS
 from mnemolayer.server.rest.deps import User
 from mnemolayer.server.rest.errors import ERROR_RESPONSES
@@ -146,6 +147,15 @@ def delete_memory(ctx: User, memory_id: MemoryId) -> Response:
     """Delete one memory (``Memory.delete``); its history keeps a ``DELETE`` event."""
     ctx.mem.delete(memory_id, user_id=ctx.user_id)
     return Response(status_code=204)
+
+
+@router.post("/memories/{memory_id}/forget", response_model=ForgetReceipt)
+def forget_memory(ctx: User, memory_id: MemoryId) -> ForgetReceipt:
+    """Erase one memory's text everywhere (``Memory.forget``): the record, its keyword
+    and vector rows, its history contents, facts only it stated, its embedding-cache
+    entries and the write-ahead log. Returns the receipt (``removed`` per table,
+    ``remaining`` all 0, ``verified``); 404 when the user has no such memory."""
+    return ctx.mem.forget(memory_id, user_id=ctx.user_id)
 
 
 @router.get("/memories/{memory_id}/history", response_model=HistoryResponse)
