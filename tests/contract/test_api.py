@@ -31,6 +31,7 @@ EXPECTED_EXPORTS = {
     "DeletionReceipt",
     "EmbedderError",
     "EmbedderUnavailableError",
+    "ForgetReceipt",
     "EmbeddingModelMismatchError",
     "Hit",
     "HistoryEvent",

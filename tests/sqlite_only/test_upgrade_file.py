@@ -4,10 +4,9 @@ opened: here one from before session-only memories (migrations 1-4), built with 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
-
-import pytest
 
 from mnemolayer import Memory
 from mnemolayer.store.sqlite.migrations import SCHEMA_VERSION
@@ -44,21 +43,17 @@ def test_a_store_from_before_session_only_memories_is_upgraded(db_path: Path) ->
 
 # Migration 10: rowids of deleted records are never handed out again (issue 16, item 1).
 def test_migration_10_keeps_rowids_index_rows_and_vectors_and_stops_reuse(
-    db_path: Path, monkeypatch: pytest.MonkeyPatch
+    db_path: Path,
 ) -> None:
-    from mnemolayer.store.sqlite import engine
-    from mnemolayer.store.sqlite.migrations import MIGRATIONS
-
-    # A real schema-9 file: the store opened while only migrations 1-9 exist.
-    monkeypatch.setattr(engine, "MIGRATIONS", MIGRATIONS[:9])
-    monkeypatch.setattr(engine, "SCHEMA_VERSION", 9)
+    # A schema-9 file: written by the current code, then taken back (below) to what
+    # migrations 1-9 made, since today's code cannot run on a schema-9 table.
     with Memory(db_path, embedder="hashing", extractor=None) as m:
         kept = m.add(
             ["the quokka smiles", "a wombat digs", "the numbat eats termites"], user_id="u1"
         )
         newest = m.add("an emu runs", user_id="u2")[0]
         m.delete(newest.id)
-    monkeypatch.undo()
+    _as_schema_9(db_path)
 
     def snapshot() -> tuple[list[tuple[object, ...]], ...]:
         db = sqlite3.connect(db_path)
@@ -97,5 +92,37 @@ def _memories_sql(path: Path) -> str:
         return str(
             db.execute("SELECT sql FROM sqlite_master WHERE name = 'memories'").fetchone()[0]
         )
+    finally:
+        db.close()
+
+
+def _as_schema_9(path: Path) -> None:
+    """Undo migrations 10 (AUTOINCREMENT) and 11 (trust's columns) of the store at
+    ``path``: its memories table rebuilt as migrations 1-9 left it, same rowids and rows."""
+    db = sqlite3.connect(path)
+    try:
+        for column in ("source", "flags"):
+            db.execute(f"ALTER TABLE memories DROP COLUMN {column}")
+        table = str(
+            db.execute("SELECT sql FROM sqlite_master WHERE name = 'memories'").fetchone()[0]
+        )
+        indexes = [
+            str(r[0])
+            for r in db.execute(
+                "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'memories' "
+                "AND sql IS NOT NULL"
+            )
+        ]
+        plain = re.sub(r'^CREATE TABLE "?memories"?', "CREATE TABLE memories_9", table)
+        plain = plain.replace("AUTOINCREMENT", "")
+        db.execute(plain)
+        db.execute("INSERT INTO memories_9 SELECT * FROM memories ORDER BY rowid")
+        db.execute("DROP TABLE memories")  # foreign keys are off here: vectors stay
+        db.execute("ALTER TABLE memories_9 RENAME TO memories")
+        for sql in indexes:
+            db.execute(sql)
+        db.execute("DELETE FROM sqlite_sequence WHERE name = 'memories'")
+        db.execute("DELETE FROM schema_version WHERE version >= 10")
+        db.commit()
     finally:
         db.close()
