@@ -14,7 +14,7 @@ import pytest
 
 from mnemolayer import Memory
 from mnemolayer.embed.http import BASE_URL_ENV
-from mnemolayer.errors import EmbeddingModelMismatchError
+from mnemolayer.errors import EmbedderUnavailableError, EmbeddingModelMismatchError
 from mnemolayer.testing import HashingEmbedder
 from tests.fake_model_server import FakeEmbeddingsServer
 
@@ -91,3 +91,21 @@ def test_an_endpoint_that_goes_away_leaves_adds_stored_and_pending(
         assert mem.get(rec.id).pending == []
         [top] = mem.search("where is the spare key", user_id="u", limit=1, kinds=["episodic"])
         assert top.memory.id == rec.id
+
+
+def test_a_store_opens_and_keeps_working_while_its_endpoint_is_down(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeEmbeddingsServer() as server:
+        monkeypatch.setenv(BASE_URL_ENV, server.base_url)
+        with Memory(db_path, embedder="openai:hash-model") as mem:
+            mem.add("I live in Lisbon.", user_id="u")
+    # The server is gone (its port closed): the store's recorded dimension is used, so
+    # opening makes no request; adds are kept pending, hybrid search ranks on keywords.
+    with Memory(db_path, embedder="openai:hash-model") as mem:
+        [rec] = mem.add("The spare key is under the blue flowerpot.", user_id="u")
+        assert rec.pending == ["embedding"]
+        hits = mem.search("spare key flowerpot", user_id="u", kinds=["episodic"])
+        assert hits[0].memory.id == rec.id
+        with pytest.raises(EmbedderUnavailableError, match=BASE_URL_ENV):
+            mem.search("spare key", user_id="u", mode="vector")

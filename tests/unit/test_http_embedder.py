@@ -161,3 +161,32 @@ def test_unknown_names_list_the_provider(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.delenv(BASE_URL_ENV, raising=False)
     with pytest.raises(ValidationError, match=BASE_URL_ENV):
         get_embedder("openai:text-embedding-3-small")
+
+
+def test_dimension_and_similarity_floor_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MNEMOLAYER_EMBED_DIM", "768")
+    monkeypatch.setenv("MNEMOLAYER_EMBED_SIMILARITY_FLOOR", "0.7")
+    embedder = OpenAIEmbedder("m", base_url="http://127.0.0.1:1/v1")
+    assert (embedder.known_dim, embedder.dim, embedder.similarity_floor) == (768, 768, 0.7)
+    assert (
+        OpenAIEmbedder("m", base_url="http://127.0.0.1:1/v1", similarity_floor=0).similarity_floor
+        == 0
+    )
+    monkeypatch.setenv("MNEMOLAYER_EMBED_SIMILARITY_FLOOR", "1.5")
+    with pytest.raises(ValidationError, match="similarity_floor"):
+        OpenAIEmbedder("m", base_url="http://127.0.0.1:1/v1")
+    monkeypatch.setenv("MNEMOLAYER_EMBED_DIM", "wide")
+    with pytest.raises(ValidationError, match="MNEMOLAYER_EMBED_DIM"):
+        OpenAIEmbedder("m", base_url="http://127.0.0.1:1/v1")
+
+
+def test_a_dimension_assumed_from_a_store_is_still_checked(server: FakeEmbeddingsServer) -> None:
+    embedder = OpenAIEmbedder("m", base_url=server.base_url)
+    assert embedder.known_dim is None
+    embedder.assume_dim(128)
+    with pytest.raises(EmbedderError, match="expected 128"):
+        embedder.embed(TEXTS)
+    with pytest.raises(ValidationError):
+        embedder.assume_dim(0)

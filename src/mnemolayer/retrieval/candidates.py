@@ -18,7 +18,7 @@ import numpy as np
 
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.embed.base import Embedder, embed_checked
-from mnemolayer.errors import EmbedderError
+from mnemolayer.errors import EmbedderError, EmbedderUnavailableError
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates
@@ -138,14 +138,15 @@ class CandidateFinder:
 
     def _embed_query(self, req: SearchRequest) -> np.ndarray | None:
         """The query's vector; ``None`` (logged as a warning) when the embedder cannot
-        answer a hybrid search (it raises anything but :class:`EmbedderError`), which then
+        answer a hybrid search (it raises anything but :class:`EmbedderError`, or an
+        :class:`EmbedderUnavailableError`: an endpoint down), which then
         ranks on keywords alone: memories stay findable while the model is down. A
         vector-only search raises the embedder's error; a wrong answer always raises."""
         try:
             return self._query_vector(req.query)
-        except EmbedderError:
-            raise  # a wrong answer (another dimension, NaN): a misconfiguration, said so
-        except Exception:
+        except Exception as exc:
+            if isinstance(exc, EmbedderError) and not isinstance(exc, EmbedderUnavailableError):
+                raise  # a wrong answer (another dimension, NaN): a misconfiguration, said so
             if req.mode != "hybrid":
                 raise
             log.warning(

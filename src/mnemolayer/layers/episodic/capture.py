@@ -41,13 +41,11 @@ def embed_or_defer(embedder: Embedder, records: Sequence[MemoryRecord]) -> list[
         return []
     try:
         return embed_records(embedder, records)
-    except EmbedderError as exc:
-        if not isinstance(exc, EmbedderUnavailableError):
+    except Exception as exc:
+        if isinstance(exc, EmbedderError) and not isinstance(exc, EmbedderUnavailableError):
             raise
-    except Exception:  # an outage of the model must not lose the user's words
-        pass
-    log.warning(
-        "embedder %r failed on %d record(s); storing them with their embedding pending",
-        embedder.name, len(records), exc_info=True,
-    )  # fmt: skip
-    return None
+        log.warning(
+            "embedder %r failed on %d record(s); storing them with their embedding pending",
+            embedder.name, len(records), exc_info=True,
+        )  # fmt: skip
+        return None

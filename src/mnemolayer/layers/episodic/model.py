@@ -35,6 +35,14 @@ class EmbeddingGuard:
         Raises:
             EmbeddingModelMismatchError: another model, and ``raise_on_mismatch``.
         """
+        # An endpoint model learns its dimension from a request; a store that recorded
+        # it for the same model tells it instead, so opening needs no endpoint (it may
+        # be down: adds are stored pending, searches fall back to keywords).
+        assume = getattr(self.embedder, "assume_dim", None)
+        if assume is not None and getattr(self.embedder, "known_dim", 0) is None:
+            stored_dim = self.store.get_meta("embedding_dim")
+            if self.store.get_meta("embedding_model") == self.embedder.name and stored_dim:
+                assume(int(stored_dim))
         # First opener records its model; both keys in one transaction, so a concurrent
         # opener sees both or neither.
         meta = self.store.init_meta(

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
+from mnemolayer._extras import install_hint
 from mnemolayer.errors import StoreBusyError, StoreError, ValidationError
 from mnemolayer.store.engine import Engine
 from mnemolayer.store.migrate import check_current, upgrade
@@ -42,7 +43,7 @@ def has_schema(url: str) -> bool:
         import psycopg
     except ImportError as exc:  # pragma: no cover - the postgres extra is missing
         raise StoreError(
-            "the PostgreSQL store needs psycopg: pip install 'mnemolayer[postgres]'"
+            f"the PostgreSQL store needs psycopg: {install_hint('postgres')}"
         ) from exc
     try:
         conninfo, _ = split_options(url)
@@ -159,7 +160,7 @@ class PostgresConnection(Engine):
             from psycopg_pool import ConnectionPool
         except ImportError as exc:  # pragma: no cover - the postgres extra is missing
             raise StoreError(
-                "the PostgreSQL store needs psycopg: pip install 'mnemolayer[postgres]'"
+                f"the PostgreSQL store needs psycopg: {install_hint('postgres')}"
             ) from exc
         self._psycopg = psycopg
         self.path = redact_url(url)
