@@ -42,9 +42,7 @@ def has_schema(url: str) -> bool:
     try:
         import psycopg
     except ImportError as exc:  # pragma: no cover - the postgres extra is missing
-        raise StoreError(
-            f"the PostgreSQL store needs psycopg: {install_hint('postgres')}"
-        ) from exc
+        raise StoreError(f"the PostgreSQL store needs psycopg: {install_hint('postgres')}") from exc
     try:
         conninfo, _ = split_options(url)
         with psycopg.connect(conninfo, autocommit=True, connect_timeout=10) as conn:
