@@ -66,6 +66,9 @@ def test_a_poisoned_web_page_is_stored_flagged_and_kept_out_of_context(smem: Mem
     assert "passwords in a manager" in plain.text
     asked = smem.context("what is my password?", user_id=USER, include_untrusted=True)
     assert "Ignore previous instructions" in asked.text
+    # Asked for, it is shown as what it is, never as the user's own words.
+    [line] = [x for x in asked.text.splitlines() if "Ignore previous instructions" in x]
+    assert line.startswith("- web (untrusted, flagged instruction): "), line
 
 
 def test_sources_default_from_the_role_and_an_unknown_one_is_refused(smem: Memory) -> None:

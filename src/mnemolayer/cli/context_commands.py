@@ -69,7 +69,10 @@ def context_command(
     if state.json:
         return _emit(result.to_json())
     if not result.text:
-        return _say(state.err, "nothing fits: no memories for this user and query")
+        why = "nothing fits: no memories for this user and query"
+        if not include_untrusted:
+            why += " (memories of tools, web pages, imports and agents are left out: --include-untrusted)"
+        return _say(state.err, why)
     typer.echo(result.text)
     _say(state.err, f"{result.tokens} of {result.budget_tokens} tokens ({result.encoding})")
     return None

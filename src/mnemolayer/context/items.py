@@ -19,7 +19,7 @@ from mnemolayer.text.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from mnemolayer.layers.procedural.strategies import StrategyStats
-    from mnemolayer.models import Fact, Hit
+    from mnemolayer.models import Fact, Hit, MemoryRecord
 
 __all__ = [
     "SECTIONS",
@@ -281,11 +281,21 @@ def episode_items(
                 score=h.score,
                 memory_id=r.id,
                 source_ids=[r.id],
-                role=r.speaker or r.role,
+                role=_label(r),
                 session_id=r.session_id,
             )
         )
     return items
+
+
+def _label(r: MemoryRecord) -> str | None:
+    """Who a recalled message is from, as the context shows it: the speaker (else the
+    role); a memory of an untrusted source (only with ``include_untrusted``) says its
+    source and flags instead, so a model never reads a web page as the user's words."""
+    if r.trusted:
+        return r.speaker or r.role
+    flags = f", flagged {', '.join(r.flags)}" if r.flags else ""
+    return f"{r.source} (untrusted{flags})"
 
 
 def strategy_items(mem: ContextSource, query: str, user_id: str) -> list[ContextItem]:

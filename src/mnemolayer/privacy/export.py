@@ -24,7 +24,7 @@ so an import keeps where each memory came from and what was flagged in it.
 
 Versions: 1 (no graph rows), 2 (no session rows, no ``session_only`` field), 3 (no
 ``stated_at`` on facts), 4 (no ``source`` or ``flags`` on memories: each gets the source
-of its role, as migration 10 gives the records of an older store, and no flags) and 5
+of its role, as migration 11 gives the records of an older store, and no flags) and 5
 (the current one) are read.
 """
 
