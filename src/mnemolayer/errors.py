@@ -128,8 +128,9 @@ class EmbeddingModelMismatchError(MnemolayerRuntimeError):
         self.configured = configured
         super().__init__(
             f"{path} was embedded with {stored}, but the configured embedder is {configured}; "
-            f"run `mnemolayer --db {path} --embedder <name> reindex` to re-embed every memory "
-            "with the new model (or open it with the model it was built with)"
+            f"run `mnemolayer --db {path} --embedder <name> reindex` (in Python: "
+            "`Memory(path, embedder=..., check_embedder=False).reindex()`) to re-embed every "
+            "memory with the new model, or open it with the model it was built with"
         )
 
 

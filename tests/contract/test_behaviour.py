@@ -614,6 +614,18 @@ def test_opening_with_another_embedding_model_is_refused_until_reindex(db_path: 
         Memory(db_path, embedder="hashing")
 
 
+def test_a_store_with_nothing_embedded_takes_the_model_it_is_opened_with(db_path: Path) -> None:
+    # A first add that failed (its model could not load) left a store with a model
+    # recorded and nothing embedded: another model may open it, and it is recorded.
+    Memory(db_path, embedder="hashing").close()
+    small = HashingEmbedder(dim=64)
+    with Memory(db_path, embedder=small) as mem:
+        assert mem.stats()["embedding_model"] == "hashing-v1/64"
+        mem.add("I live in Lisbon.", user_id="u")
+    with pytest.raises(EmbeddingModelMismatchError):  # now there is something to protect
+        Memory(db_path, embedder="hashing")
+
+
 # -- metadata filters -----------------------------------------------------------------------
 
 ITEMS = [

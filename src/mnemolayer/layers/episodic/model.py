@@ -50,9 +50,21 @@ class EmbeddingGuard:
         )
         stored = f"{meta['embedding_model']} ({meta['embedding_dim']})"
         self.ok = stored == self.label()
+        if not self.ok and not self.store.read_only and self._empty():
+            # Nothing was embedded yet (a first add that failed, say, because its model
+            # could not load): the store has no embedding space to protect, so it takes
+            # this model's instead of refusing it.
+            self.store.set_meta("embedding_model", self.embedder.name)
+            self.store.set_meta("embedding_dim", str(self.embedder.dim))
+            self.ok = True
         if not self.ok and raise_on_mismatch:
             raise EmbeddingModelMismatchError(self.path, stored, self.label())
         return self.ok
+
+    def _empty(self) -> bool:
+        """Whether the store holds no memory and no vector of any user."""
+        counts = self.store.counts(None)
+        return not counts["memories"] and not counts["vectors"]
 
     def require(self) -> None:
         """Raise unless the store's vectors are the configured model's.
