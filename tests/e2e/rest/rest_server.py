@@ -126,7 +126,8 @@ def start_with_tenants(workdir: Path, *serve_args: str) -> Server:
     store.close()
     legacy = data_dir / "tenants" / "legacy" / "memory.db"
     legacy.parent.mkdir(parents=True)
-    Memory(legacy, embedder=HashingEmbedder(dim=64), extractor=None).close()
+    with Memory(legacy, embedder=HashingEmbedder(dim=64), extractor=None) as old:
+        old.add("embedded with the old model", user_id="u")  # an empty store would adopt
     server = start(workdir, "--data-dir", str(data_dir), *serve_args)
     server.data_dir = data_dir
     server.keys = keys

@@ -168,6 +168,9 @@ def test_every_response_matches_the_declared_schema(server: Server) -> None:
 
     for endpoint in ENDPOINTS:
         caller = operator if endpoint.admin else admin
+        if endpoint.path.endswith("/forget"):  # the table's memory is deleted by then
+            again = admin.post("/v1/users/conform/memories", json={"content": "I love tea."})
+            names["memory_id"] = again.json()["items"][0]["id"]
         good = endpoint.call(caller, **names)
         assert good.status_code < 300, (endpoint, good.text)
         check(endpoint, good)

@@ -109,7 +109,8 @@ def pool(tmp_path: Path) -> Any:
     made.get("globex").add("Nothing expires here", user_id="g1")
     legacy = data / "tenants" / "legacy" / "memory.db"
     legacy.parent.mkdir(parents=True)
-    Memory(legacy, embedder=HashingEmbedder(dim=64), extractor=None).close()
+    with Memory(legacy, embedder=HashingEmbedder(dim=64), extractor=None) as old:
+        old.add("embedded with the old model", user_id="u")  # an empty store would adopt
     yield made
     made.close()
 
