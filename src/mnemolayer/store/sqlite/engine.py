@@ -171,10 +171,19 @@ class SQLiteConnection(Engine):
 
     def _mapped(self, exc: sqlite3.DatabaseError) -> StoreError:
         msg = str(exc).lower()
-        if getattr(exc, "sqlite_errorname", None) in _NO_ROOM:
+        code = getattr(exc, "sqlite_errorname", None)
+        if code in _NO_ROOM:
+            # SQLITE_FULL is ENOSPC; the I/O errors of a write cover EFBIG and EDQUOT, but
+            # also a device that fails or refuses writes (EIO, EPERM): say all of it.
+            why = (
+                "the disk is full"
+                if code == "SQLITE_FULL"
+                else "the disk is full, a file-size limit or quota was reached, or the "
+                "device refused the write"
+            )
             return StoreError(
-                f"cannot write to database {self.path}: the disk is full (or a file-size limit "
-                f"or quota was reached); the transaction was rolled back ({exc})"
+                f"cannot write to database {self.path}: {why}; the transaction was rolled "
+                f"back ({exc})"
             )
         if isinstance(exc, sqlite3.OperationalError) and ("locked" in msg or "busy" in msg):
             return StoreBusyError(f"database {self.path} is locked: {exc}")
