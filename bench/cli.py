@@ -615,6 +615,26 @@ def scale(
         print_scale(result, console=state.out)
 
 
+@bench_app.command()
+def faults(ctx: typer.Context) -> None:
+    """Inject faults (disk full, read-only store, Redis killed) and report what callers saw
+    (bench/faults.py): acknowledged writes, writes found afterwards, errors, recovery."""
+    from .faults import run_faults
+
+    state = _state(ctx)
+    results = run_faults()
+    if state.json:
+        return _emit({"benchmark": "faults", "faults": [r.as_dict() for r in results]})
+    table = Table(box=box.SIMPLE)
+    for column in ("fault", "acknowledged", "found after", "errors seen", "recovery", "note"):
+        table.add_column(column)
+    for r in results:
+        errors = ", ".join(f"{n} × {name}" for name, n in r.errors.items()) or "none"
+        recovery = "—" if r.recovery_s is None else f"{r.recovery_s * 1000:.1f} ms"
+        table.add_row(r.fault, str(r.acknowledged), str(r.found_after), errors, recovery, r.note)
+    state.out.print(table)
+
+
 @bench_app.command("embed-server")
 def embed_server(
     model: Annotated[

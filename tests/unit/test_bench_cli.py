@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import typer.main
 from typer.testing import CliRunner
 
@@ -102,3 +104,17 @@ def test_nothing_in_the_library_imports_the_benchmarks() -> None:
     ]
     assert offenders == []
     assert not (REPO / "src" / "mnemolayer" / "bench").exists()
+
+
+@pytest.mark.timeout(120)
+def test_bench_faults_reports_every_fault_with_nothing_acknowledged_lost() -> None:
+    faults = {f["fault"]: f for f in ok("faults")["faults"]}
+    disk, ro = faults["disk full (SQLite, RLIMIT_FSIZE)"], faults["read-only store (SQLite)"]
+    for f in (disk, ro):
+        assert f["acknowledged"] > 0 and f["found_after"] == f["acknowledged"]
+        assert set(f["errors"]) == {"StoreError"} and f["recovery_s"] is not None
+    if shutil.which("redis-server"):
+        kept = faults["Redis killed mid-session (appendonly yes)"]
+        lost = faults["Redis killed mid-session (appendonly no)"]
+        assert kept["found_after"] == kept["acknowledged"] > 0 and lost["found_after"] == 0
+        assert kept["errors"] == lost["errors"] == {"StoreError": 3}

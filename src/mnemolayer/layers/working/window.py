@@ -424,7 +424,19 @@ class WorkingMemory:
         return [ids[m.id] or "" for m in turns]
 
     def _fit(self, messages: list[WorkingMessage]) -> None:
-        """Make ``messages`` the window, compacting until it fits the budget, and save."""
+        """Make ``messages`` the window, compacting until it fits the budget, and save.
+        A save that fails (the session store down) leaves the window as it was, so a turn
+        whose call raised is not saved later along with the next one."""
+        state = self._state
+        before = replace(state)  # shallow: _compact assigns fields, never mutates them
+        try:
+            self._compact(messages)
+        except BaseException:
+            for name in vars(before):
+                setattr(state, name, getattr(before, name))
+            raise
+
+    def _compact(self, messages: list[WorkingMessage]) -> None:
         state = self._state
         budget = state.budget_tokens
         summary = state.summary

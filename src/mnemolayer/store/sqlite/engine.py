@@ -30,6 +30,13 @@ __all__ = ["SQLiteConnection", "from_iso", "iso", "retry_locked"]
 T = TypeVar("T")
 _QUICK_CHECK_MAX_BYTES = 256 * 1024 * 1024
 _CORRUPT_MARKERS = ("malformed", "not a database", "corrupt", "disk i/o error")
+#: SQLite's result codes for a write that found no room: SQLITE_FULL (the disk is full),
+#: and the I/O errors of writing or growing a file, which is what a write refused with
+#: EFBIG (a file-size limit) or EDQUOT (a quota) becomes. They mean nothing was written:
+#: SQLite rolls the transaction back and the file stays as it was, so never "corrupt".
+_NO_ROOM = frozenset(
+    {"SQLITE_FULL", "SQLITE_IOERR_WRITE", "SQLITE_IOERR_TRUNCATE", "SQLITE_IOERR_SHMSIZE"}
+)
 
 
 class SQLiteConnection(Engine):
@@ -159,27 +166,37 @@ class SQLiteConnection(Engine):
         """Run ``fn`` mapping sqlite3 errors to mnemolayer errors (at the boundary)."""
         try:
             return fn()
-        except sqlite3.OperationalError as exc:
-            msg = str(exc).lower()
-            if "locked" in msg or "busy" in msg:
-                raise StoreBusyError(f"database {self.path} is locked: {exc}") from exc
-            if "readonly" in msg or "read-only" in msg:
-                why = (
-                    "it was opened read-only"
-                    if self.read_only
-                    else "the file or its directory is not writable; SQLite in WAL mode needs both"
-                )
-                raise StoreError(f"database {self.path} is read-only ({why})") from exc
-            if any(m in msg for m in _CORRUPT_MARKERS):
-                raise StoreCorruptError(self.path, str(exc)) from exc
-            raise StoreError(f"database error on {self.path}: {exc}") from exc
         except sqlite3.DatabaseError as exc:
-            msg = str(exc).lower()
-            if "readonly" in msg or "read-only" in msg:
-                raise StoreError(f"database {self.path} is read-only: {exc}") from exc
-            if any(m in msg for m in _CORRUPT_MARKERS):
-                raise StoreCorruptError(self.path, str(exc)) from exc
-            raise StoreError(f"database error on {self.path}: {exc}") from exc
+            raise self._mapped(exc) from exc
+
+    def _mapped(self, exc: sqlite3.DatabaseError) -> StoreError:
+        msg = str(exc).lower()
+        code = getattr(exc, "sqlite_errorname", None)
+        if code in _NO_ROOM:
+            # SQLITE_FULL is ENOSPC; the I/O errors of a write cover EFBIG and EDQUOT, but
+            # also a device that fails or refuses writes (EIO, EPERM): say all of it.
+            why = (
+                "the disk is full"
+                if code == "SQLITE_FULL"
+                else "the disk is full, a file-size limit or quota was reached, or the "
+                "device refused the write"
+            )
+            return StoreError(
+                f"cannot write to database {self.path}: {why}; the transaction was rolled "
+                f"back ({exc})"
+            )
+        if isinstance(exc, sqlite3.OperationalError) and ("locked" in msg or "busy" in msg):
+            return StoreBusyError(f"database {self.path} is locked: {exc}")
+        if "readonly" in msg or "read-only" in msg:
+            why = (
+                "it was opened read-only"
+                if self.read_only
+                else "the file or its directory is not writable; SQLite in WAL mode needs both"
+            )
+            return StoreError(f"database {self.path} is read-only ({why})")
+        if any(m in msg for m in _CORRUPT_MARKERS):
+            return StoreCorruptError(self.path, str(exc))
+        return StoreError(f"database error on {self.path}: {exc}")
 
     def _retry(self, fn: Callable[[], T]) -> T:
         """Retry ``fn`` while the database is locked by another connection."""
