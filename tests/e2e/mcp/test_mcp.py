@@ -339,6 +339,12 @@ def test_a_bad_argument_is_an_error_result_naming_the_field(conn: Conn) -> None:
     assert "memory_id: no memory 'nope'" in conn.error("get_history", memory_id="nope")
     assert "predicate: unknown predicate" in conn.error("get_facts", predicate="owns_yacht")
     assert "query" in conn.error("search_memory")  # missing required argument
+    # A pydantic failure reads as one line naming the argument, with no link in it.
+    bad_limit = conn.error("search_memory", query="cats", limit=1000)
+    assert "search_memory: limit: " in bad_limit and "errors.pydantic.dev" not in bad_limit
+    # A misspelled argument is refused, not dropped (it would run with the default).
+    typo = conn.error("search_memory", query="cats", limt=2)
+    assert "limt: not an argument of search_memory" in typo and "limit" in typo
     # ...and the server keeps serving.
     assert conn.ok("list_memories", limit=1)["memories"] is not None
 

@@ -31,6 +31,7 @@ import anyio
 import mcp_types as types
 from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError as PydanticValidationError
 from pydantic_core import PydanticSerializationError
@@ -118,7 +119,35 @@ async def serve_stdio(server: MCPServer[Any], stdin: IO[bytes] | None = None) ->
 
 
 class StrictStdioServer(MCPServer[Any]):
-    """An :class:`MCPServer` whose ``run("stdio")`` serves with :func:`serve_stdio`."""
+    """An :class:`MCPServer` whose ``run("stdio")`` serves with :func:`serve_stdio`, and
+    whose tools refuse arguments they do not have (the SDK drops them, so a misspelled
+    ``limt`` would silently run with the default limit) and report a bad argument in one
+    line, ``tool: argument: what is wrong``, as the mnemolayer errors read."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """The SDK's call, with unknown arguments refused and validation errors in one line.
+
+        Raises:
+            ToolError: an unknown tool or argument, or an argument that fails validation.
+        """
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None and arguments:
+            known = set((tool.parameters or {}).get("properties", {}))
+            unknown = sorted(set(arguments) - known)
+            if unknown:
+                raise ToolError(
+                    f"Error executing tool {name}: {unknown[0]}: not an argument of {name} "
+                    f"(it takes {', '.join(sorted(known))})"
+                )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, PydanticValidationError) and cause.errors():
+                first = cause.errors()[0]
+                where = ".".join(str(p) for p in first["loc"]) or "arguments"
+                raise ToolError(f"Error executing tool {name}: {where}: {first['msg']}") from cause
+            raise
 
     async def run_stdio_async(self) -> None:
         """Serve over stdin and stdout, refusing text that is not UTF-8 (module docstring)."""
