@@ -13,7 +13,12 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-from mnemolayer.errors import MnemolayerError, MnemolayerRuntimeError, UsageError
+from mnemolayer.errors import (
+    MnemolayerError,
+    MnemolayerRuntimeError,
+    UsageError,
+    ValidationError,
+)
 
 if TYPE_CHECKING:
     from typer._click import Context as ClickContext  # typer vendors click privately
@@ -62,10 +67,45 @@ class ErrorGroup(TyperGroup):
     def invoke(self, ctx: ClickContext) -> Any:
         try:
             return super().invoke(ctx)
+        except ValidationError as exc:
+            fail(exc, _as_option(ctx, exc))
         except MnemolayerError as exc:
             fail(exc)
         except OSError as exc:
             fail(MnemolayerRuntimeError(_os_message(exc)))
+
+
+#: The library's argument names that the commands' options spell differently.
+_OPTION_OF = {
+    "timestamp": "time",
+    "kinds": "kind",
+    "user_id": "user",
+    "agent_id": "agent",
+    "session_id": "session",
+}
+
+
+def _as_option(ctx: ClickContext, exc: ValidationError) -> str | None:
+    """``exc``'s message with the field named as the command's option (``--time: ...``
+    for the library's ``timestamp``), or ``None`` when no option of the command is it."""
+    if not exc.field:
+        return None
+    head, _, rest = exc.field.partition(".")
+    head = head.split("[", 1)[0]
+    sub = (
+        ctx.command.get_command(ctx, ctx.invoked_subcommand or "")
+        if isinstance(ctx.command, TyperGroup)
+        else None
+    )
+    # The command's own options first, then the group's (--db, --embedder).
+    params = [*(sub.params if sub is not None else []), *ctx.command.params]
+    wanted = {head, _OPTION_OF.get(head, head)}
+    for param in params:
+        opts = [o for o in getattr(param, "opts", []) if o.startswith("--")]
+        if param.name in wanted and opts:
+            name = opts[0] + (exc.field[len(head) :] if rest or "[" in exc.field else "")
+            return f"{name}: {exc.message}"
+    return None
 
 
 def _os_message(exc: OSError) -> str:
@@ -76,15 +116,16 @@ def _os_message(exc: OSError) -> str:
     return f"cannot use {where}: {why}" if where else why
 
 
-def fail(exc: MnemolayerError) -> NoReturn:
-    """Print ``exc`` as one ``error:`` line on stderr and exit 2 (usage) or 1.
+def fail(exc: MnemolayerError, text: str | None = None) -> NoReturn:
+    """Print ``exc`` (or ``text`` in its place) as one ``error:`` line on stderr and exit
+    2 (usage) or 1.
 
     Raises:
         typer.Exit: always.
     """
     # soft_wrap keeps the message on one line however narrow the terminal is.
     Console(stderr=True).print(
-        "error: " + " ".join(str(exc).split()),
+        "error: " + " ".join((text or str(exc)).split()),
         style="red",
         markup=False,
         highlight=False,

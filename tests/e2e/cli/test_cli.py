@@ -302,7 +302,7 @@ def _assert_one_error_line(result: Result, code: int, *needles: str) -> None:
         (["add", "hi", "--user", "u", "--meta-json", "{not json"], "--meta-json"),
         (["add", "hi", "--user", "u", "--meta-json", "[1, 2]"], "--meta-json"),
         (["add", "hi", "--user", "u", "--meta", "no-equals-sign"], "--meta"),
-        (["add", "hi", "--user", "u", "--time", "yesterday-ish"], "timestamp"),
+        (["add", "hi", "--user", "u", "--time", "yesterday-ish"], "--time"),
         (["add", "hi", "--user", "u", "--importance", "7"], "importance"),
         (["search", "q", "--user", "u", "--limit", "-1"], "limit"),
         (["search", "q", "--user", "u", "--filter-json", '"text"'], "--filter-json"),
@@ -459,12 +459,12 @@ def test_add_pins_expires_and_keeps_a_memory_for_a_session_only(db: Path) -> Non
     temp = add(db, "The door code is 4711", "--session", "s1", "--session-only")
     assert temp["session_only"] is True
     _assert_one_error_line(
-        cli(db, "add", "x", "--user", "alice", "--session-only"), 2, "session_only"
+        cli(db, "add", "x", "--user", "alice", "--session-only"), 2, "--session-only"
     )
     _assert_one_error_line(
         cli(db, "add", "x", "--user", "alice", "--time", "2024-05-01T00:00:00Z",
             "--expires-at", "2024-04-01T00:00:00Z"),
-        2, "expires_at",
+        2, "--expires-at",
     )  # fmt: skip
     ended = ok(db, "session", "end", "--user", "alice", "--session", "s1", "--encoding",
                "o200k_base")  # fmt: skip

@@ -141,13 +141,13 @@ def test_a_store_under_a_file_or_where_the_system_refuses(a_file: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "env", "code", "start"),
     [
-        (["--db", "http://example.test/x", "add", "hi", "-u", "u"], {}, 2, "error: db: unsupported URL scheme"),
+        (["--db", "http://example.test/x", "add", "hi", "-u", "u"], {}, 2, "error: --db: unsupported URL scheme"),
         (["--db", "postgresql://nobody@127.0.0.1:1/x", "add", "hi", "-u", "u"], {}, 1,
          "error: cannot connect to PostgreSQL at postgresql://nobody@127.0.0.1:1/x"),
-        (["--db", "postgresql://[bad", "serve"], {}, 2, "error: db: malformed PostgreSQL URL"),
+        (["--db", "postgresql://[bad", "serve"], {}, 2, "error: --db: malformed PostgreSQL URL"),
         (["session", "show", "-s", "s", "-u", "u"], {"MNEMOLAYER_SESSIONS": "bogus://x"}, 2,
          "error: MNEMOLAYER_SESSIONS:"),
-        (["--reranker", "http:not-a-url", "add", "hi", "-u", "u"], {}, 2, "error: reranker:"),
+        (["--reranker", "http:not-a-url", "add", "hi", "-u", "u"], {}, 2, "error: --reranker:"),
     ],
     ids=["db-scheme", "db-unreachable", "serve-db-malformed", "sessions-url", "reranker-url"],
 )  # fmt: skip
@@ -164,13 +164,13 @@ FIRST, SECOND = b"\xed\xa0\x80", b"\xed\xa0\x81"
 def test_cli_ids_that_are_not_utf8_are_refused_and_never_alias(tmp_path: Path) -> None:
     db = str(tmp_path / "m.db")
     one_line(
-        run("--db", db, "add", "secret", "--user", FIRST), 2, "error: user_id: contains unpaired"
+        run("--db", db, "add", "secret", "--user", FIRST), 2, "error: --user: contains unpaired"
     )
-    one_line(run("--db", db, "add", "hi", "--user", "u", "--agent", b"\xff"), 2, "error: agent_id:")
+    one_line(run("--db", db, "add", "hi", "--user", "u", "--agent", b"\xff"), 2, "error: --agent:")
     one_line(
-        run("--db", db, "add", "hi", "--user", "u", "--session", SECOND), 2, "error: session_id:"
+        run("--db", db, "add", "hi", "--user", "u", "--session", SECOND), 2, "error: --session:"
     )
-    one_line(run("--db", db, "list", "--user", SECOND), 2, "error: user_id: contains unpaired")
+    one_line(run("--db", db, "list", "--user", SECOND), 2, "error: --user: contains unpaired")
     one_line(run("--db", db, "get", FIRST), 2, "error: memory_id:")
     one_line(
         run("keys", "create", "--tenant", "acme", "--user", FIRST, "--data-dir", str(tmp_path)),
