@@ -4,6 +4,7 @@ over the admin API, revocation taking effect in the running server."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from rest_server import ENDPOINTS, Endpoint, Server, ids
 
@@ -136,3 +137,14 @@ def test_the_operator_sees_every_tenants_stats(server: Server) -> None:
     assert [(t["tenant"], t["type"]) for t in listing["unavailable"]] == [
         ("legacy", "embedding_mismatch")
     ]
+
+
+def test_a_key_sent_without_its_scheme_is_told_how_to_send_it(server: Server) -> None:
+    key = server.keys["acme"]
+    r = httpx.get(f"{server.url}/v1/whoami", headers={"Authorization": key})
+    assert r.status_code == 401
+    error = r.json()["error"]
+    assert error["field"] == "authorization" and "must read 'Bearer <key>'" in error["message"]
+    assert key not in r.text  # the key is never echoed
+    bare = httpx.get(f"{server.url}/v1/whoami")
+    assert "an API key is required" in bare.json()["error"]["message"]

@@ -105,12 +105,15 @@ async def get_principal(
     assert state.keys is not None
     token = bearer.credentials if bearer is not None else header
     if not token:
-        raise ApiError(
-            401,
-            "unauthorized",
-            "an API key is required: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'",
-            "authorization",
+        sent = request.headers.get("authorization", "").strip()
+        message = (
+            "the Authorization header must read 'Bearer <key>' (got another scheme or a "
+            "bare key); or send 'X-API-Key: <key>'"
+            if sent
+            else "an API key is required: send 'Authorization: Bearer <key>' or "
+            "'X-API-Key: <key>'"
         )
+        raise ApiError(401, "unauthorized", message, "authorization")
     key = await anyio.to_thread.run_sync(state.keys.verify, token.strip())
     if key is None:
         raise ApiError(401, "unauthorized", "invalid or revoked API key", "authorization")
