@@ -110,8 +110,7 @@ async def get_principal(
             "the Authorization header must read 'Bearer <key>' (got another scheme or a "
             "bare key); or send 'X-API-Key: <key>'"
             if sent
-            else "an API key is required: send 'Authorization: Bearer <key>' or "
-            "'X-API-Key: <key>'"
+            else "an API key is required: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
         )
         raise ApiError(401, "unauthorized", message, "authorization")
     key = await anyio.to_thread.run_sync(state.keys.verify, token.strip())
