@@ -16,6 +16,7 @@ directory and socket while a thread adds.
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import resource
 import shutil
@@ -252,7 +253,9 @@ def postgres_restarted(workdir: Path, outage_errors: int = 3) -> FaultResult:
             twice = len(stored) - len(set(stored.values()))
     finally:
         done.set()
-        server.cleanup()
+        # Not server.cleanup(): it knows the first postmaster only, gone since the restart.
+        with contextlib.suppress(Exception):
+            _pg_ctl(server, "-w", "-m", "fast", "stop")
     result.acknowledged = len(acked)
     result.found_after = sum(stored.get(i) == c for i, c in acked.items())
     result.errors = dict(errors)
