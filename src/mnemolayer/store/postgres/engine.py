@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -60,6 +61,28 @@ _NO_PGVECTOR = (
 #: The advisory lock every writer takes (a signed 64-bit key: the first 8 bytes of
 #: SHA-256("mnemolayer-writer")), so that writers run one at a time per database.
 _WRITER_LOCK = int.from_bytes(hashlib.sha256(b"mnemolayer-writer").digest()[:8], "big", signed=True)
+#: How long a caller waits for a pooled connection before checking that the server still
+#: answers (a server that is down gives a StoreError then, not a wait of busy_timeout_s).
+_PROBE_AFTER_S = 0.5
+
+
+def _one_line(exc: BaseException) -> str:
+    """libpq's messages span lines (a hint on the next one): one line for an error."""
+    return " ".join(str(exc).split())
+
+
+def _dropped(raw: Any) -> bool:
+    """Whether an idle pooled connection was closed by the server (a restart, a terminated
+    backend). The server says so on the socket (a FATAL message, then end of file), and an
+    idle connection's socket is otherwise never readable: one ``select`` of no wait, no
+    round trip."""
+    if raw.closed or raw.broken:
+        return True
+    try:
+        readable, _, _ = select.select([raw.pgconn.socket], [], [], 0)
+    except Exception:  # no socket any more
+        return True
+    return bool(readable)
 
 
 class _Cursor:
@@ -168,6 +191,7 @@ class PostgresConnection(Engine):
         self._index_writes = 0
         self._local = threading.local()
         conninfo, options = split_options(url)
+        self._conninfo = conninfo
         try:
             pool_max = int(options.get("pool_max", "10"))
         except ValueError:
@@ -218,12 +242,54 @@ class PostgresConnection(Engine):
     # -- connection, transactions, errors --------------------------------------------
 
     @contextlib.contextmanager
+    def _pooled(self, timeout: float | None = None) -> Iterator[Any]:
+        """A live connection from the pool, given back afterwards.
+
+        A connection the server dropped while it sat in the pool (PostgreSQL restarted) is
+        discarded before use and the next one taken, so that the first calls after a
+        restart do not fail on dead connections (the pool opens new ones). A caller that
+        waits more than :data:`_PROBE_AFTER_S` checks that the server answers at all and
+        gets :class:`StoreError` at once when it does not, rather than waiting for the
+        pool's reconnection attempts until ``timeout`` (``busy_timeout_s``).
+        """
+        from psycopg_pool import PoolTimeout
+
+        deadline = time.monotonic() + (self.busy_timeout_s if timeout is None else timeout)
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                raw = self._pool.getconn(timeout=max(min(_PROBE_AFTER_S, left), 0.001))
+            except PoolTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+                self._probe()
+                continue
+            if not _dropped(raw):
+                break
+            raw.close()
+            self._pool.putconn(raw)  # a closed connection: the pool replaces it
+        try:
+            with raw:
+                yield raw
+        finally:
+            self._pool.putconn(raw)
+
+    def _probe(self) -> None:
+        """Raise :class:`StoreError` when the server does not take a new connection."""
+        psycopg = self._psycopg
+        try:
+            with psycopg.connect(self._conninfo, autocommit=True, connect_timeout=5):
+                pass
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot reach PostgreSQL at {self.path}: {_one_line(exc)}") from exc
+
+    @contextlib.contextmanager
     def _connection(self) -> Iterator[Any]:
         current = getattr(self._local, "conn", None)
         if current is not None:
             yield current
             return
-        with self._pool.connection(timeout=self.busy_timeout_s) as raw:
+        with self._pooled() as raw:
             yield raw
 
     def _guard(self, fn: Callable[[], T]) -> T:
@@ -235,6 +301,12 @@ class PostgresConnection(Engine):
             raise StoreBusyError(f"database {self.path} is busy: {exc}") from exc
         except psycopg.errors.QueryCanceled as exc:
             raise StoreBusyError(f"database {self.path} is busy: {exc}") from exc
+        except psycopg.OperationalError as exc:
+            if exc.sqlstate is None or exc.sqlstate.startswith("08") or exc.sqlstate == "57P01":
+                raise StoreError(
+                    f"lost the connection to PostgreSQL at {self.path}: {_one_line(exc)}"
+                ) from exc
+            raise StoreError(f"database error on {self.path}: {exc}") from exc
         except psycopg.Error as exc:
             raise StoreError(f"database error on {self.path}: {exc}") from exc
         except Exception as exc:
@@ -267,7 +339,7 @@ class PostgresConnection(Engine):
         # bumps, history) travel with the next one that is, so a small write costs a few
         # round trips rather than one per statement.
         with (
-            self._pool.connection(timeout=self.busy_timeout_s) as raw,
+            self._pooled() as raw,
             raw.pipeline() as pipe,
             raw.transaction(),
         ):
@@ -310,7 +382,7 @@ class PostgresConnection(Engine):
 
     def _migrate(self) -> None:
         def run() -> None:
-            with self._pool.connection() as raw, raw.transaction():
+            with self._pooled() as raw, raw.transaction():
                 raw.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
                 upgrade(raw, MIGRATIONS, path=self.path, placeholder="%s")
 
@@ -329,7 +401,7 @@ class PostgresConnection(Engine):
         start = time.perf_counter()
 
         def run() -> None:
-            with self._pool.connection() as raw:
+            with self._pooled() as raw:
                 raw.execute("VACUUM (ANALYZE)")
 
         self._guard(run)

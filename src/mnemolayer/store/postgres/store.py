@@ -100,7 +100,7 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         super()._migrate()
         if not self.hnsw:
             return
-        with self._pool.connection() as raw:
+        with self._pooled() as raw:
             self._vector_dims = {
                 int(r[0])
                 for r in raw.execute(
@@ -263,7 +263,7 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         dim = int(q.shape[0])
 
         def run() -> list[tuple[int, float]]:
-            with self._pool.connection() as raw, raw.transaction():
+            with self._pooled() as raw, raw.transaction():
                 raw.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
                 raw.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 rows = raw.execute(
@@ -282,7 +282,7 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         """A pooled connection's transaction that gives up (and returns ``False``) when
         the writer lock is not free within ``wait_s`` seconds; any error gives ``False``."""
         try:
-            with self._pool.connection(timeout=max(wait_s, 0.05)) as raw, raw.transaction():
+            with self._pooled(timeout=max(wait_s, 0.05)) as raw, raw.transaction():
                 got = raw.execute(
                     "SELECT pg_try_advisory_xact_lock(%s)", (self._lock_key,)
                 ).fetchone()[0]
