@@ -71,6 +71,9 @@ def test_invalid_json_and_non_finite_numbers(api: httpx.Client) -> None:
         "/v1/users/e1/search", content=b'{"query": "x", "threshold": NaN}', headers=headers
     )
     assert error(nan, 422)["field"] == "threshold"
+    latin1 = api.post("/v1/users/e1/search", content=b'{"query": "caf\xe9"}', headers=headers)
+    assert latin1.status_code in (400, 422), latin1.text
+    assert latin1.json()["error"]["field"] == "body", latin1.text
 
 
 def test_unpaired_surrogates_are_refused_not_crashed_on(api: httpx.Client) -> None:

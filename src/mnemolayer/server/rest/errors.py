@@ -241,8 +241,12 @@ def install_handlers(app: FastAPI) -> None:
     async def on_http(_: Request, exc: Exception) -> SafeJSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         type_ = _HTTP_TYPES.get(exc.status_code, "http_error")
+        detail = str(exc.detail)
         field = "body" if exc.status_code == 413 else None
-        return error_response(exc.status_code, type_, str(exc.detail), field, headers=exc.headers)
+        if exc.status_code == 400 and detail == "There was an error parsing the body":
+            # FastAPI's answer to a body it could not decode (not UTF-8, say): say so.
+            field, detail = "body", "the body could not be read as UTF-8 JSON"
+        return error_response(exc.status_code, type_, detail, field, headers=exc.headers)
 
     async def on_crash(_: Request, exc: Exception) -> SafeJSONResponse:
         log.error("unexpected error", exc_info=exc)
