@@ -4,5 +4,8 @@ Each adapter lives in its own module and imports its framework there, so importi
 this package needs nothing extra:
 
 * :mod:`mnemolayer.integrations.langgraph`: :class:`MnemolayerStore`, a LangGraph
-  ``BaseStore`` (``pip install -e '.[langgraph]' in the mnemolayer checkout``).
+  ``BaseStore`` (``pip install -e '.[langgraph]' in the mnemolayer checkout``);
+* :mod:`mnemolayer.integrations.langchain`: :class:`MnemolayerChatMessageHistory` (working
+  memory) and :class:`MnemolayerRetriever` (hybrid recall) for LangChain
+  (``pip install -e '.[langchain]'``).
 """
