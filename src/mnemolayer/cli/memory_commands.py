@@ -35,6 +35,7 @@ from mnemolayer.cli._common import (
     _print_table,
     _progress,
     _say,
+    _State,
     _state,
     app,
 )
@@ -270,15 +271,7 @@ def forget(
     if state.json:
         return _emit({"removed": receipt.memories, "receipt": receipt.model_dump(mode="json")})
     _say(state.out, f"removed {receipt.memories} memories")
-    counts = ", ".join(f"{k} {n}" for k, n in receipt.removed.items() if n)
-    _say(state.out, f"removed per table and index: {counts or 'nothing'}")
-    left = {k: n for k, n in receipt.remaining.items() if n}
-    if receipt.verified:
-        checks = len(receipt.remaining)
-        _say(state.out, f"verified: {checks} checks after the commit found nothing left")
-    else:
-        _say(state.err, f"NOT verified: still found {left}")
-        raise typer.Exit(1)
+    _report_receipt(state, "removed per table and index", receipt.removed, receipt.remaining)
 
 
 @app.command()
@@ -293,15 +286,7 @@ def erase(
         receipt = mem.forget(memory_id, user_id=user)
     if state.json:
         return _emit(receipt.model_dump(mode="json"))
-    counts = ", ".join(f"{k} {n}" for k, n in receipt.removed.items() if n)
-    _say(state.out, f"erased {memory_id}: {counts or 'nothing'}")
-    if not receipt.verified:
-        left = {k: n for k, n in receipt.remaining.items() if n}
-        _say(state.err, f"NOT verified: still found {left}")
-        raise typer.Exit(1)
-    _say(
-        state.out, f"verified: {len(receipt.remaining)} checks after the commit found nothing left"
-    )
+    _report_receipt(state, f"erased {memory_id}", receipt.removed, receipt.remaining)
 
 
 @app.command()
@@ -494,3 +479,17 @@ def reindex(ctx: typer.Context, batch_size: BatchOpt = 64) -> None:
     if state.json:
         return _emit({"reindexed": count, "embedder": state.embedder})
     _say(state.out, f"re-embedded {count} memories with {state.embedder}")
+
+
+def _report_receipt(
+    state: _State, what: str, removed: dict[str, int], remaining: dict[str, int]
+) -> None:
+    """Print a deletion receipt (``delete_all``'s or ``forget``'s): what was removed, and
+    the checks after the commit; exit 1 when they still found something."""
+    counts = ", ".join(f"{k} {n}" for k, n in removed.items() if n)
+    _say(state.out, f"{what}: {counts or 'nothing'}")
+    left = {k: n for k, n in remaining.items() if n}
+    if left:
+        _say(state.err, f"NOT verified: still found {left}")
+        raise typer.Exit(1)
+    _say(state.out, f"verified: {len(remaining)} checks after the commit found nothing left")
