@@ -90,8 +90,7 @@ def _as_option(ctx: ClickContext, exc: ValidationError) -> str | None:
     for the library's ``timestamp``), or ``None`` when no option of the command is it."""
     if not exc.field:
         return None
-    head, _, rest = exc.field.partition(".")
-    head = head.split("[", 1)[0]
+    head = exc.field.split(".", 1)[0].split("[", 1)[0]
     sub = (
         ctx.command.get_command(ctx, ctx.invoked_subcommand or "")
         if isinstance(ctx.command, TyperGroup)
@@ -103,8 +102,8 @@ def _as_option(ctx: ClickContext, exc: ValidationError) -> str | None:
     for param in params:
         opts = [o for o in getattr(param, "opts", []) if o.startswith("--")]
         if param.name in wanted and opts:
-            name = opts[0] + (exc.field[len(head) :] if rest or "[" in exc.field else "")
-            return f"{name}: {exc.message}"
+            # What follows the name stays: --filter-json.price.between, --rows[0].user_id.
+            return f"{opts[0]}{exc.field[len(head) :]}: {exc.message}"
     return None
 
 

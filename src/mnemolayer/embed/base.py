@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemolayer.errors import EmbedderError, ValidationError
+from mnemolayer.errors import EmbedderError, EmbedderUnavailableError, ValidationError
 from mnemolayer.protocols import Embedder, EmbedKind
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "check_vectors",
     "embed_checked",
     "finish_vectors",
+    "is_outage",
     "scrub_text",
 ]
 
@@ -183,3 +184,12 @@ def scrub_text(text: str) -> str:
     except UnicodeEncodeError:
         text = text.encode("utf-8", "replace").decode("utf-8")
     return text
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether an embedder's exception means it could not answer now (an endpoint down,
+    a crash: :class:`~mnemolayer.errors.EmbedderUnavailableError` or anything but an
+    :class:`~mnemolayer.errors.EmbedderError`), rather than that it answered wrongly (an
+    ``EmbedderError``: another dimension, NaN), a misconfiguration a retry would not mend.
+    Capture stores the words pending on an outage; a hybrid search ranks on keywords."""
+    return not isinstance(exc, EmbedderError) or isinstance(exc, EmbedderUnavailableError)

@@ -17,8 +17,7 @@ from typing import Literal
 import numpy as np
 
 from mnemolayer.config import RetrievalConfig
-from mnemolayer.embed.base import Embedder, embed_checked
-from mnemolayer.errors import EmbedderError, EmbedderUnavailableError
+from mnemolayer.embed.base import Embedder, embed_checked, is_outage
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.query import Scope
 from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates
@@ -145,9 +144,7 @@ class CandidateFinder:
         try:
             return self._query_vector(req.query)
         except Exception as exc:
-            if isinstance(exc, EmbedderError) and not isinstance(exc, EmbedderUnavailableError):
-                raise  # a wrong answer (another dimension, NaN): a misconfiguration, said so
-            if req.mode != "hybrid":
+            if not is_outage(exc) or req.mode != "hybrid":
                 raise
             log.warning(
                 "embedder %r failed on the query; searching by keyword only",

@@ -9,8 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mnemolayer.embed.base import Embedder
-from mnemolayer.errors import EmbedderError, EmbedderUnavailableError
+from mnemolayer.embed.base import Embedder, is_outage
 from mnemolayer.models import MemoryRecord
 from mnemolayer.retrieval.index import embed_records
 
@@ -42,7 +41,7 @@ def embed_or_defer(embedder: Embedder, records: Sequence[MemoryRecord]) -> list[
     try:
         return embed_records(embedder, records)
     except Exception as exc:
-        if isinstance(exc, EmbedderError) and not isinstance(exc, EmbedderUnavailableError):
+        if not is_outage(exc):
             raise
         log.warning(
             "embedder %r failed on %d record(s); storing them with their embedding pending",
