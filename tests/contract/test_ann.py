@@ -30,10 +30,12 @@ from mnemolayer.retrieval.vectors import UserVectors
 
 NOW = datetime(2025, 6, 1, 12, tzinfo=UTC)
 EXACT = AnnConfig(threshold=10**9)
-#: The shipped settings, every user on the index: what the recall tests measure.
-DEFAULT_ANN = AnnConfig(threshold=0)
+#: The shipped settings, every user on the index, built inside the search that needs it
+#: (not in the background, so that each search below is served by the index): what the
+#: recall tests measure.
+DEFAULT_ANN = AnnConfig(threshold=0, background=False)
 #: Every user on the index (the store tests below also make its search exhaustive).
-ANN = AnnConfig(threshold=0)
+ANN = AnnConfig(threshold=0, background=False)
 
 
 def _user_vectors(matrix: np.ndarray, rowids: np.ndarray | None = None) -> UserVectors:
@@ -390,7 +392,9 @@ def test_small_users_stay_on_exact_search(new_db: Callable[[str], Any], tmp_path
 def test_ann_candidates_rejects_a_filter_it_cannot_serve() -> None:
     data = ScaleData(3_000, dim=16, seed=4)
     uv = _user_vectors(data.vectors(np.arange(data.n)))
-    index = UserAnn(AnnConfig(threshold=0, min_candidates=50, max_candidates=500), 16)
+    index = UserAnn(
+        AnnConfig(threshold=0, min_candidates=50, max_candidates=500, background=False), 16
+    )
     _, q = data.query(0, 0)
     # Excluding more than the index may propose: the caller must search exactly.
     assert ann_candidates(uv, index, q, 10, (False, uv.unique[:2_000])) is None
@@ -407,7 +411,7 @@ def test_cache_eviction_keeps_users_with_an_index(
     _fill(mem, 120)
     for user in ("u1", "u2", "u3"):
         mem.add(f"{user} likes garden chess", user_id=user, timestamp=NOW)
-    mem._searcher.ann = AnnConfig(threshold=100)
+    mem._searcher.ann = AnnConfig(threshold=100, background=False)
     mem._searcher.vectors._max_users = 2
     mem.search("garden", user_id="ann")
     index = mem._searcher.vectors.get("ann").ann
@@ -415,4 +419,71 @@ def test_cache_eviction_keeps_users_with_an_index(
         assert mem.search("garden", user_id=user)
     assert mem._searcher.vectors._users["ann"].ann is index and index is not None
     assert index.builds == 1
+    mem.close()
+
+
+def test_exact_search_serves_while_the_index_builds_in_the_background(
+    new_db: Callable[[str], Any], tmp_path: Path, exhaustive: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    mem = _memory(new_db("m"))
+    ids = _fill(mem, 240)
+    exact = {q: _hits(mem, q, mode="vector") for q in ("garden chess", "piano opera")}
+    mem._searcher.ann = AnnConfig(threshold=100)  # the shipped default: background builds
+    release = threading.Event()
+    real = UserAnn._new_built
+
+    def slow_build(self: UserAnn, keys: np.ndarray, matrix: np.ndarray) -> Any:
+        assert release.wait(30), "the test never released the build"
+        return real(self, keys, matrix)
+
+    monkeypatch.setattr(UserAnn, "_new_built", slow_build)
+    # While the build is held back, every search is answered, exactly.
+    for _ in range(2):
+        for query, want in exact.items():
+            assert _hits(mem, query, mode="vector") == want
+    index = mem._searcher.vectors.get("ann").ann
+    assert index is not None and index.building and index.builds == 0 and len(index) == 0
+    release.set()
+    assert index.wait(30) and not index.building
+    assert index.builds == 1 and len(index) == 240 and index.build_error is None
+    for query, want in exact.items():  # now through the index: the same ranking
+        assert _hits(mem, query, mode="vector") == want
+
+    # A large change is rebuilt in the background too; exact search serves meanwhile
+    # and never returns what was deleted.
+    release.clear()
+    for memory_id in ids[100:170]:
+        mem.delete(memory_id, user_id="ann")
+    hits = _hits(mem, "garden note", mode="vector")
+    assert index.building and not {h for h, _ in hits} & set(ids[100:170])
+    release.set()
+    assert index.wait(30) and index.builds == 2 and len(index) == 240 - 70
+    assert _hits(mem, "garden note", mode="vector") == hits
+    mem.close()
+
+
+def test_a_failed_background_build_leaves_exact_search_serving(
+    new_db: Callable[[str], Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mem = _memory(new_db("m"))
+    _fill(mem, 240)
+    want = _hits(mem, "garden chess", mode="vector")
+    mem._searcher.ann = AnnConfig(threshold=100)
+    calls: list[int] = []
+
+    def failing(self: UserAnn, keys: np.ndarray, matrix: np.ndarray) -> Any:
+        calls.append(keys.size)
+        raise MemoryError("no room for the graph")
+
+    monkeypatch.setattr(UserAnn, "_new_built", failing)
+    assert _hits(mem, "garden chess", mode="vector") == want
+    index = mem._searcher.vectors.get("ann").ann
+    assert index is not None and index.wait(30)
+    assert isinstance(index.build_error, MemoryError) and index.builds == 0
+    # Not retried on every search while the user's vectors are unchanged.
+    for _ in range(3):
+        assert _hits(mem, "garden chess", mode="vector") == want
+    assert calls == [240]
     mem.close()
