@@ -66,6 +66,12 @@ class RetrievalConfig(BaseModel):
             rises with the question it answers. 0 turns it off.
         track_access: count each returned hit as an access (``access_count``,
             ``last_accessed_at``) for reinforcement.
+        access_flush_size, access_flush_seconds: accesses are batched, so that a search
+            is not a write transaction: they wait in the process until this many records
+            are waiting or the oldest waited this many seconds, and are written in one
+            short transaction (or with the next write of any kind, or before a read of
+            access state: ``get``, ``list``, ``explain``, ``maintain``, ``export``,
+            ``close``). ``access_flush_size=1`` writes on every search.
         fact_keys: find a message also through the sentences of the facts extracted
             from it: its cosine is the best of its own and its current facts'
             (fact-augmented keys, Wu et al., "LongMemEval", arXiv:2410.10813).
@@ -158,6 +164,8 @@ class RetrievalConfig(BaseModel):
     normalization: Literal["minmax", "absolute"] = "absolute"
     similarity_floor: float | None = Field(None, ge=-1.0, lt=1.0)
     track_access: bool = True
+    access_flush_size: int = Field(256, ge=1, le=100_000)
+    access_flush_seconds: float = Field(1.0, ge=0.0, le=3600.0)
     context_weight: float = Field(0.2, ge=0.0, le=1.0)
     fact_keys: bool = True
     outdated_penalty: float = Field(0.3, ge=0.0, le=1.0)

@@ -8,6 +8,7 @@ own method (:func:`_delegate`), so the services own the docstrings and the logic
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from collections.abc import Callable
@@ -330,6 +331,9 @@ class Memory:
 
     def _close_store(self) -> None:
         try:
+            # Accesses still waiting in the log, best-effort (a busy store loses them).
+            with contextlib.suppress(Exception):
+                self.store.flush_access(wait_s=1.0)
             self.store.close()
         finally:
             if self.keyring is not None:

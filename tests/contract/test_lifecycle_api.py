@@ -254,7 +254,7 @@ def _another_writer(db_path: Path, mem: Memory) -> Iterator[None]:
         other.close()
 
 
-def test_explaining_or_a_busy_or_read_only_store_does_not_count_accesses(
+def test_explaining_or_a_read_only_store_does_not_count_accesses_and_a_busy_one_counts_later(
     mem: Memory, db_path: Path, clock: Any
 ) -> None:
     rec = mem.add(TEA, user_id="u")[0]
@@ -263,15 +263,64 @@ def test_explaining_or_a_busy_or_read_only_store_does_not_count_accesses(
     mem.close()  # a read-only open sees a closed (checkpointed) file
     with Memory(db_path, embedder="hashing", clock=clock, read_only=True) as ro:
         assert [h.id for h in ro.search("green tea", user_id="u")] == [rec.id]
-    mem = Memory(db_path, embedder="hashing", clock=clock, extractor=None)
+    mem = Memory(
+        db_path,
+        embedder="hashing",
+        clock=clock,
+        extractor=None,
+        retrieval=RetrievalConfig(access_flush_size=1),  # try to write on every search
+    )
     with _another_writer(db_path, mem):
         started = time.monotonic()
         assert [h.id for h in mem.search("green tea", user_id="u")] == [rec.id]
+        assert [h.id for h in mem.search("green tea", user_id="u")] == [rec.id]
         assert time.monotonic() - started < 5  # did not wait out the busy timeout
-    assert mem.get(rec.id).access_count == 0
+        assert len(mem.store.access_log) == 1  # counted, waiting for the lock
+    # Written once the store is free: both accesses, none lost, none twice.
+    assert mem.get(rec.id).access_count == 2
     mem.search("green tea", user_id="u")
-    assert mem.get(rec.id).access_count == 1
+    assert mem.get(rec.id).access_count == 3 and not mem.store.access_log
     mem.close()
+
+
+def test_searches_are_not_write_transactions_and_their_accesses_are_written_together(
+    mem: Memory, db_path: Path, clock: Any
+) -> None:
+    [tea] = mem.add(TEA, user_id="u")
+    writes: list[int] = []
+    real = type(mem.store)._write_briefly
+
+    def counted(self: Any, wait_s: float, fn: Any) -> bool:
+        writes.append(1)
+        return real(self, wait_s, fn)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(type(mem.store), "_write_briefly", counted)
+        for _ in range(30):
+            assert mem.search("green tea", user_id="u")[0].id == tea.id
+        assert writes == []  # 30 searches, not one write of their own
+        assert len(mem.store.access_log) >= 1
+        # A write of any kind takes the waiting accesses along, in its own transaction.
+        mem.add("I like oolong too", user_id="u")
+        assert writes == [] and not mem.store.access_log
+        before = mem.get(tea.id)
+        assert before.access_count == 30 and before.last_accessed_at == mem.now()
+        assert before.importance == pytest.approx(
+            min(
+                tea.importance + 30 * mem.lifecycle.access_importance_bump,
+                max(tea.importance, mem.lifecycle.max_reinforced_importance),
+            )
+        )
+        # Reading access state flushes what waits (one short write, then none).
+        clock.advance(days=1)
+        mem.search("green tea", user_id="u")
+        assert mem.get(tea.id).access_count == 31 and writes == [1]
+        assert mem.get(tea.id).last_accessed_at == mem.now() and writes == [1]
+    # Closing writes what still waits; a reopened store sees it.
+    mem.search("green tea", user_id="u")
+    mem.close()
+    with Memory(db_path, embedder="hashing", clock=clock, extractor=None) as again:
+        assert again.get(tea.id).access_count == 32
 
 
 # -- explain --------------------------------------------------------------------------------

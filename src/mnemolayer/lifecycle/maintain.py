@@ -335,6 +335,9 @@ def maintain(
     opts = options or MaintenanceOptions()
     if mem.store.read_only and not dry_run:
         raise StoreError(f"{mem.store.path} is opened read-only: maintain needs write access")
+    # Judge reinforcement by every access counted so far (and let the conditional writes
+    # below compare against what is stored, not against counts still in the log).
+    mem.store.flush_access(wait_s=1.0)
     if opts.merge:
         mem.require_model()
     users = [uid] if uid is not None else mem.store.user_ids()

@@ -148,6 +148,7 @@ def export_rows(transfer: Transfer, *, user_id: str | None = None) -> Iterator[d
            "embedding_model": transfer.store.get_meta("embedding_model")}  # fmt: skip
     scope = Scope(uid) if uid is not None else None
     last: str | None = None
+    transfer.store.flush_access(wait_s=1.0)
     while True:
         page = transfer.store.records_page(scope, after=last, limit=500)
         if not page:

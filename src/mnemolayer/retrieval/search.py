@@ -173,7 +173,12 @@ class Searcher(CandidateFinder):
         used = [h.memory.id for h in hits if h.score > 0.0]
         if cfg.track_access and req.track and used:
             lifecycle, now = req.lifecycle, req.now
-            self.store.record_access(used, lambda rec: reinforce(rec, now, lifecycle).as_changes())
+            self.store.record_access(
+                used,
+                lambda rec: reinforce(rec, now, lifecycle).as_changes(),
+                flush_size=cfg.access_flush_size,
+                flush_after_s=cfg.access_flush_seconds,
+            )
         return hits
 
     def _event_times(

@@ -53,6 +53,16 @@ class Engine(abc.ABC):
         """Run ``fn(conn)`` in one write transaction; errors mapped, lock conflicts
         retried from the start."""
 
+    def _before_write(self, c: Txn) -> object:
+        """Called first inside each :meth:`transact` transaction; what it returns is
+        passed to :meth:`_after_commit` once that transaction committed (the store
+        writes the accesses waiting in its log here: :mod:`mnemolayer.store.states`)."""
+        return None
+
+    def _after_commit(self, token: object) -> None:  # noqa: B027 (a hook: nothing by default)
+        """Called after a :meth:`transact` transaction committed, with what
+        :meth:`_before_write` returned in it."""
+
     @abc.abstractmethod
     def truncate_log(self) -> bool:
         """Make sure no old page version stays in a write-ahead log the engine keeps

@@ -4,6 +4,8 @@ merging, consolidating, and releasing links to deleted records."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -13,7 +15,70 @@ from mnemolayer.store.records import RecordsSQL
 from mnemolayer.store.rows import COLUMNS, TIME_FIELDS, AccessState, from_iso, iso
 from mnemolayer.store.txn import Txn
 
-__all__ = ["StatesSQL"]
+__all__ = ["AccessLog", "StatesSQL"]
+
+#: How a search reinforces one record (:func:`mnemolayer.lifecycle.decay.reinforce`).
+AccessUpdateFn = Callable[[AccessState], Mapping[str, Any]]
+
+
+class AccessLog:
+    """Accesses counted by recall in this process and not yet written to the store:
+    memory id → (how many accesses, the latest search's update). Thread-safe.
+
+    The latest update stands for all of a record's waiting accesses: reinforcement
+    (:func:`~mnemolayer.lifecycle.decay.reinforce`) moves ``last_accessed_at`` to the
+    latest access, so applying it once per access gives what one write per search gave.
+    """
+
+    #: Records kept waiting at most; past it, new accesses of other records are dropped
+    #: until a flush succeeds (a store busy for a long time must not grow this unbounded).
+    MAX_WAITING = 100_000
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, tuple[int, AccessUpdateFn]] = {}
+        self._since: float | None = None
+        self._lock = threading.Lock()
+        self.dropped = 0
+
+    def __len__(self) -> int:
+        return len(self._waiting)
+
+    def add(self, ids: Sequence[str], update: AccessUpdateFn) -> None:
+        with self._lock:
+            if self._since is None:
+                self._since = time.monotonic()
+            for mid in ids:
+                times = self._waiting.get(mid, (0, update))[0]
+                if not times and len(self._waiting) >= self.MAX_WAITING:
+                    self.dropped += 1
+                    continue
+                self._waiting[mid] = (times + 1, update)
+
+    def due(self, size: int, after_s: float) -> bool:
+        """Whether ``size`` records wait or the oldest waited ``after_s`` seconds."""
+        with self._lock:
+            if not self._waiting:
+                return False
+            waited = time.monotonic() - (self._since or 0.0)
+            return len(self._waiting) >= size or waited >= after_s
+
+    def snapshot(self) -> dict[str, tuple[int, AccessUpdateFn]]:
+        with self._lock:
+            return dict(self._waiting)
+
+    def written(self, batch: Mapping[str, tuple[int, AccessUpdateFn]]) -> None:
+        """Forget the accesses of ``batch`` (committed); ones counted since stay."""
+        with self._lock:
+            for mid, (times, _) in batch.items():
+                left = self._waiting.get(mid, (0, None))[0] - times
+                if left > 0:
+                    self._waiting[mid] = (left, self._waiting[mid][1])
+                else:
+                    self._waiting.pop(mid, None)
+            if not self._waiting:
+                self._since = None
+            else:
+                self._since = time.monotonic()
 
 
 class StatesSQL(RecordsSQL):
@@ -27,45 +92,106 @@ class StatesSQL(RecordsSQL):
         update: Callable[[AccessState], Mapping[str, Any]],
         *,
         wait_s: float = 0.1,
+        flush_size: int = 1,
+        flush_after_s: float = 0.0,
     ) -> bool:
-        """Reinforce records that recall returned, best-effort: in one short transaction,
-        each record's :class:`AccessState` is read and ``update(state)`` gives its new
-        ``access_count``, ``last_accessed_at`` and ``importance``.
+        """Reinforce records that recall returned, best-effort and batched: each
+        record's :class:`AccessState` is read and ``update(state)`` gives its new
+        ``access_count``, ``last_accessed_at`` and ``importance``, once per access.
 
-        Unlike :meth:`transact`, this tries once and waits at most ``wait_s`` seconds for
-        another writer's lock: a search must never stall or fail because its access could
-        not be counted (a lost count only makes a memory fade a little sooner).
+        Accesses are kept in this process (:class:`AccessLog`) and written together in
+        one short transaction when ``flush_size`` records are waiting or the oldest
+        waited ``flush_after_s`` seconds, and ride along with the next write
+        transaction of this store before that (:meth:`_before_write`); :meth:`flush_access`
+        writes them at once (reads of access state, maintenance and closing call it).
+        A search is therefore not a write transaction. ``flush_size=1`` writes every
+        call's accesses at once, as a per-search write.
+
+        Unlike :meth:`transact`, a flush tries once and waits at most ``wait_s`` seconds
+        for another writer's lock: a search must never stall or fail because its access
+        could not be counted; what could not be written waits for the next flush. What
+        waits in the log when the process dies is lost (a memory fades a little sooner).
 
         Returns:
-            Whether the counts were written (``False``: read-only store, no ids, or the
-            store was busy or failed; nothing is raised).
+            Whether the accesses were counted (``False``: read-only store or no ids).
         """
         if not ids or self.read_only:
             return False
-        return self._write_briefly(wait_s, lambda c: self._apply_access(c, ids, update))
+        log = self.access_log
+        log.add(ids, update)
+        if log.due(flush_size, flush_after_s):
+            self.flush_access(wait_s=wait_s)
+        return True
+
+    @property
+    def access_log(self) -> AccessLog:
+        """The accesses counted in this process and not yet written."""
+        log: AccessLog | None = self.__dict__.get("_access_log")
+        if log is None:
+            log = self.__dict__.setdefault("_access_log", AccessLog())
+        return log
+
+    def flush_access(self, *, wait_s: float = 0.1) -> bool:
+        """Write the accesses waiting in :attr:`access_log` in one short transaction.
+
+        Returns:
+            ``True`` when none is left waiting; ``False`` when the store was busy or
+            failed for ``wait_s`` seconds (they stay for the next flush).
+        """
+        log = self.access_log
+        if not log or self.read_only:
+            return not log
+        batch = log.snapshot()
+        if not self._write_briefly(wait_s, lambda c: self._apply_access(c, batch)):
+            return False
+        log.written(batch)
+        return True
+
+    def _before_write(self, c: Any) -> object:
+        """At the start of each write transaction (the engine's ``transact``): the
+        waiting accesses are written in it, so that they cost no transaction of their
+        own; the returned batch is forgotten once the transaction commits."""
+        log = self.__dict__.get("_access_log")
+        if not log:
+            return None
+        batch = log.snapshot()
+        self._apply_access(c, batch)
+        return batch
+
+    def _after_commit(self, token: object) -> None:
+        if token is not None:
+            self.access_log.written(token)  # type: ignore[arg-type]
 
     @staticmethod
-    def _apply_access(
-        c: Any, ids: Sequence[str], update: Callable[[AccessState], Mapping[str, Any]]
-    ) -> None:
-        """The body of :meth:`record_access` inside its transaction ``c`` (the engine's
-        :meth:`_write_briefly`): read each record's :class:`AccessState`, write ``update``'s."""
-        rows = c.execute(
-            "SELECT id, importance, access_count, last_accessed_at FROM memories "
-            f"WHERE id IN ({','.join('?' * len(ids))})",
-            list(ids),
-        ).fetchall()
+    def _apply_access(c: Any, batch: Mapping[str, tuple[int, AccessUpdateFn]]) -> None:
+        """Write ``batch`` (id → (accesses, update)) inside transaction ``c``: read each
+        record's :class:`AccessState`, apply ``update`` once per access, write the result."""
+        ids = list(batch)
         changes = []
-        for mid, imp, count, accessed in rows:
-            new = update(AccessState(mid, imp, count, from_iso(accessed)))
-            changes.append(
-                (new["access_count"], iso(new["last_accessed_at"]), new["importance"], mid)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = c.execute(
+                "SELECT id, importance, access_count, last_accessed_at FROM memories "
+                f"WHERE id IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
+            for mid, imp, count, accessed in rows:
+                times, update = batch[mid]
+                state = AccessState(mid, imp, count, from_iso(accessed))
+                for _ in range(times):
+                    new = update(state)
+                    state = AccessState(
+                        mid, new["importance"], new["access_count"], new["last_accessed_at"]
+                    )
+                changes.append(
+                    (state.access_count, iso(state.last_accessed_at), state.importance, mid)
+                )
+        if changes:
+            c.executemany(
+                "UPDATE memories SET access_count = ?, last_accessed_at = ?, importance = ? "
+                "WHERE id = ?",
+                changes,
             )
-        c.executemany(
-            "UPDATE memories SET access_count = ?, last_accessed_at = ?, importance = ? "
-            "WHERE id = ?",
-            changes,
-        )
 
     #: The columns :meth:`set_state` may change.
     STATE_FIELDS = frozenset({"pinned", "archived_at", "updated_at"})

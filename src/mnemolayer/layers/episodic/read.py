@@ -31,6 +31,7 @@ def get_record(store: SQLStore, memory_id: str, user_id: str | None = None) -> M
     """
     memory_id = v.memory_id(memory_id)
     user_id = v.scope_id(user_id, "user_id")
+    store.flush_access()  # the accesses this process counted, before they are read
     rec = store.get(memory_id)
     if rec is None or (user_id is not None and rec.user_id != user_id):
         raise NotFoundError(f"memory_id: no memory {memory_id!r}")
@@ -213,6 +214,7 @@ class EpisodicReader:
         scope = self.scope(user_id, agent_id, session_id, kinds, filters)
         limit = v.limit(limit)
         after = v.cursor(cursor) if cursor is not None else None
+        self.store.flush_access()
         items = self.store.records_page(scope, after=after, limit=limit + 1) if limit else []
         more = len(items) > limit
         items = items[:limit]

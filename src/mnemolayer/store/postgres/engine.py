@@ -358,7 +358,10 @@ class PostgresConnection(Engine):
 
         def once() -> T:
             with self.write() as c:
-                return fn(c)
+                token = self._before_write(c)
+                out = fn(c)
+            self._after_commit(token)
+            return out
 
         return self._guard(lambda: self._retry(once))
 
