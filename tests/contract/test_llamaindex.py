@@ -164,7 +164,7 @@ def test_bad_block_fields_are_refused_by_name(mem: Memory) -> None:
         with pytest.raises(ValidationError, match=f"^{field}:"):
             MnemolayerMemoryBlock(mem, **kwargs)
     with pytest.raises(ValidationError, match=r"^memory:"):
-        MnemolayerMemoryBlock("memory.db", user_id="ana")  # type: ignore[arg-type]
+        MnemolayerMemoryBlock(object(), user_id="ana")  # type: ignore[arg-type]
 
 
 # -- the chat store ------------------------------------------------------------------------
