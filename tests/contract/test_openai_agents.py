@@ -170,6 +170,37 @@ def test_an_orphaned_tool_output_is_left_out_of_the_history(db_path: Path) -> No
         assert "called lookup" in items[0]["content"]  # the call is in the summary
 
 
+def test_user_messages_are_recalled_in_a_later_session(db_path: Path) -> None:
+    with Memory(db_path, embedder="hashing", extractor=None) as mem:
+        monday = MnemolayerSession(mem, session_id="monday", user_id="ana")
+        asyncio.run(monday.add_items([{"role": "user", "content": "I'm allergic to peanuts."}]))
+        [hit] = mem.search("allergic peanuts", user_id="ana", limit=5)  # stored at once
+        assert hit.memory.session_id == "monday" and hit.memory.source == "user"
+        question = {"role": "user", "content": "What am I allergic to?"}
+        call = ResponseFunctionToolCall(
+            id="fc_1",
+            call_id="call_1",
+            type="function_call",
+            name="recall_memory",
+            arguments='{"query":"What am I allergic to?","k":3}',
+        )
+        tuesday = MnemolayerSession(mem, session_id="tuesday", user_id="ana")
+        model = ScriptedModel([call, _say("Peanuts.")])
+        tool = recall_tool(mem, user_id="ana", session=tuesday)
+        agent = Agent(name="assistant", model=model, tools=[tool])
+        Runner.run_sync(agent, question["content"], session=tuesday)
+        output = model.inputs[1][-1]["output"]
+        assert "I'm allergic to peanuts." in output  # Monday's, from long-term memory
+        assert "What am I allergic to?" not in output  # in the window: left out
+        # the first session's window was not touched, and nothing is stored twice
+        assert _items(monday) == [{"role": "user", "content": "I'm allergic to peanuts."}]
+        asyncio.run(monday.clear_session())
+        assert len(mem.search("allergic peanuts", user_id="ana", limit=5, kinds=["episodic"])) == 2
+        quiet = MnemolayerSession(mem, session_id="w", user_id="bo", store_user_messages=False)
+        asyncio.run(quiet.add_items([{"role": "user", "content": "Only in the window."}]))
+        assert mem.search("Only in the window", user_id="bo", limit=1) == []
+
+
 def test_item_text_and_roles() -> None:
     assert item_role({"role": "developer", "content": "x"}) == "system"
     assert item_role({"type": "function_call", "name": "f", "arguments": "{}"}) == "assistant"
@@ -200,3 +231,7 @@ def test_bad_input_is_refused_by_name(db_path: Path) -> None:
             recall_tool(mem, user_id="ana", k=0)
         with pytest.raises(ValidationError, match="user_id"):
             recall_tool(mem, user_id="")
+        with pytest.raises(ValidationError, match="session"):
+            recall_tool(mem, user_id="ana", session="s1")  # type: ignore[arg-type]
+        with pytest.raises(ValidationError, match="store_user_messages"):
+            MnemolayerSession(mem, session_id="s", user_id="ana", store_user_messages=1)  # type: ignore[arg-type]

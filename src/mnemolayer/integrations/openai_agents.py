@@ -37,7 +37,7 @@ from mnemolayer.integrations._recall import check_k, hits_text
 from mnemolayer.layers.working.state import SUMMARY_PREFIX
 from mnemolayer.layers.working.window import WorkingMemory, working
 from mnemolayer.memory import Memory
-from mnemolayer.models import MemoryRecord
+from mnemolayer.models import Hit, MemoryRecord
 from mnemolayer.text.tokens import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMER_TOKENS
 
 require("agents", extra="openai-agents", purpose="the OpenAI Agents SDK adapters")
@@ -199,6 +199,11 @@ class MnemolayerSession:
         agent_id: optional narrower scope.
         session_settings: the SDK's ``SessionSettings`` (its ``limit`` caps what the
             runner reads), or ``None``.
+        store_user_messages: also store each user message's text in episodic memory as
+            it is added (as ``examples/chat_agent.py`` does), so its facts are extracted
+            and recall finds it at once, in this session and later ones; when it leaves
+            the window it is not stored twice (:meth:`Memory.add` matches the record).
+            ``False``: items reach long-term memory only when they leave the window.
 
     Attributes:
         window: the :class:`~mnemolayer.layers.working.window.WorkingMemory` itself.
@@ -216,8 +221,14 @@ class MnemolayerSession:
         budget_tokens: int = 4000,
         agent_id: str | None = None,
         session_settings: SessionSettings | None = None,
+        store_user_messages: bool = True,
     ) -> None:
+        if not isinstance(store_user_messages, bool):
+            raise ValidationError(
+                "store_user_messages", f"must be a bool, got {type(store_user_messages).__name__}"
+            )
         self.memory = memory
+        self.store_user_messages = store_user_messages
         self.window: WorkingMemory = working(
             _ItemHost(memory),
             session_id=session_id,
@@ -287,9 +298,20 @@ class MnemolayerSession:
                     f"{self.window.budget_tokens}-token window holds; raise budget_tokens",
                 )
 
+        said = [
+            {"role": "user", "content": item_text(i), "metadata": {"agents_item_type": "message"}}
+            for i, (role, _) in zip(items, encoded, strict=True)
+            if role == "user" and (i.get("type") or "message") == "message"
+        ]
+
         def add() -> None:
             for role, text in encoded:
                 self.window.add(role, text)
+            if said and self.store_user_messages:
+                w = self.window
+                self.memory.add(
+                    said, user_id=w.user_id, agent_id=w.agent_id, session_id=w.session_id
+                )
 
         await self._run(add)
 
@@ -349,6 +371,7 @@ def recall_tool(
     user_id: str,
     k: int = 5,
     name: str = "recall_memory",
+    session: MnemolayerSession | None = None,
     search_kwargs: dict[str, Any] | None = None,
 ) -> FunctionTool:
     """A function tool that searches one user's long-term memory.
@@ -361,6 +384,9 @@ def recall_tool(
         user_id: whose memories are searched (the model cannot choose another user).
         k: how many memories a call returns unless it asks otherwise, 1-50.
         name: the tool's name, as the model sees it.
+        session: the agent's session, if any: memories whose text is that of an item
+            still in its window (the question just asked, stored at once) are left out,
+            since the model sees them already.
         search_kwargs: more :meth:`Memory.search` arguments (``kinds``, ``filters``,
             ``as_of``, ``trusted_only``, ``threshold``, ...).
 
@@ -378,7 +404,19 @@ def recall_tool(
         raise ValidationError("user_id", "must be a non-blank string")
     if not isinstance(name, str) or not name.isidentifier():
         raise ValidationError("name", f"must be an identifier, got {name!r}")
+    if session is not None and not isinstance(session, MnemolayerSession):
+        raise ValidationError(
+            "session", f"must be a MnemolayerSession, got {type(session).__name__}"
+        )
     extra = dict(search_kwargs or {})
+
+    def search(query: str, count: int) -> list[Hit]:
+        if session is None:
+            return memory.search(query, user_id=user_id, limit=count, **extra)
+        with session._lock:
+            seen = {item_text(i) for i in session._items()}
+        hits = memory.search(query, user_id=user_id, limit=count + len(seen), **extra)
+        return [h for h in hits if h.memory.content not in seen][:count]
 
     async def recall_memory(query: str, k: int = default_k) -> str:
         """Search the user's long-term memory: past conversations, facts and preferences.
@@ -388,9 +426,6 @@ def recall_tool(
             k: how many memories to return, 1-50.
         """
         count = check_k(k)
-        hits = await anyio.to_thread.run_sync(
-            lambda: memory.search(query, user_id=user_id, limit=count, **extra)
-        )
-        return hits_text(hits)
+        return hits_text(await anyio.to_thread.run_sync(search, query, count))
 
     return function_tool(recall_memory, name_override=name)
