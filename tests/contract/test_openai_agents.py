@@ -201,6 +201,22 @@ def test_user_messages_are_recalled_in_a_later_session(db_path: Path) -> None:
         assert mem.search("Only in the window", user_id="bo", limit=1) == []
 
 
+def test_a_bad_k_from_the_model_comes_back_to_it(db_path: Path) -> None:
+    with Memory(db_path, embedder="hashing", extractor=None) as mem:
+        call = ResponseFunctionToolCall(
+            id="fc_1",
+            call_id="call_1",
+            type="function_call",
+            name="recall_memory",
+            arguments='{"query":"anything","k":0}',
+        )
+        model = ScriptedModel([call, _say("Sorry.")])
+        agent = Agent(name="assistant", model=model, tools=[recall_tool(mem, user_id="ana")])
+        assert Runner.run_sync(agent, "Remind me.").final_output == "Sorry."
+        output = model.inputs[1][-1]["output"]
+        assert "k: must be between 1 and 50, got 0" in output
+
+
 def test_item_text_and_roles() -> None:
     assert item_role({"role": "developer", "content": "x"}) == "system"
     assert item_role({"type": "function_call", "name": "f", "arguments": "{}"}) == "assistant"

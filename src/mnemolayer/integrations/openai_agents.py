@@ -14,6 +14,10 @@ over long-term memory (``pip install -e '.[openai-agents]'`` in the mnemolayer c
   :meth:`Memory.search` (hybrid recall) over one user's long-term memory and answers
   with the memories as lines of text, best first, each with its id, kind, day and score.
 
+With the memory's ``privacy`` redaction on, personal data is redacted in each item's
+JSON text before it is held, so ``get_items`` returns the redacted dict (a message whose
+JSON the redaction broke comes back as a plain message of its role with the text).
+
 Both take an open :class:`~mnemolayer.Memory`, which the caller closes. Each session call
 runs the store's work in a worker thread, so the event loop does not wait on SQLite,
 PostgreSQL or the embedder. The SDK exports traces to OpenAI unless told not to: offline,
@@ -43,6 +47,7 @@ from mnemolayer.text.tokens import MESSAGE_OVERHEAD_TOKENS, REPLY_PRIMER_TOKENS
 require("agents", extra="openai-agents", purpose="the OpenAI Agents SDK adapters")
 
 from agents import FunctionTool, function_tool  # noqa: E402
+from agents.tool import default_tool_error_function  # noqa: E402
 
 if TYPE_CHECKING:
     from agents import TResponseInputItem
@@ -428,4 +433,16 @@ def recall_tool(
         count = check_k(k)
         return hits_text(await anyio.to_thread.run_sync(search, query, count))
 
-    return function_tool(recall_memory, name_override=name)
+    return function_tool(recall_memory, name_override=name, failure_error_function=_tool_error)
+
+
+def _tool_error(ctx: Any, error: Exception) -> str:
+    """What the model reads when the recall tool fails: a ``ValidationError`` of its own
+    arguments says what was wrong (so it can call again); anything else is the SDK's
+    fixed message, without the exception's details."""
+    cause: BaseException | None = error
+    while cause is not None and not isinstance(cause, ValidationError):
+        cause = cause.__cause__ or cause.__context__
+    if cause is not None:
+        return f"Error: {cause}. Call the tool again with corrected arguments."
+    return default_tool_error_function(ctx, error)
