@@ -529,3 +529,16 @@ def test_async_memory_gives_the_window(new_db: Callable[[str], Any], tmp_path) -
             return wm.messages()
 
     assert anyio.run(main) == [{"role": "user", "content": "hello there"}]
+
+
+def test_pop_takes_the_newest_message_back_and_is_saved(mem: Memory) -> None:
+    wm = working(mem, session_id="s1", user_id="u1", budget_tokens=4000)
+    assert wm.pop() is None  # an empty window
+    first = wm.add("user", "hello")
+    second = wm.add("assistant", "hi there")
+    assert wm.pop() == second
+    assert [m.id for m in wm.window()] == [first.id]
+    assert count_messages(wm.messages()) == wm.tokens
+    again = working(mem, session_id="s1", user_id="u1", budget_tokens=4000)
+    assert [m.id for m in again.window()] == [first.id]  # the pop was saved
+    assert _all_records(mem, "u1", "s1") == []  # a popped message is not archived

@@ -337,6 +337,24 @@ class WorkingMemory:
                 return free
         raise NotFoundError(f"message_id: no message {message_id!r} in the window")
 
+    def pop(self) -> WorkingMessage | None:
+        """Take the newest message out of the window (an undo of the last :meth:`add`).
+
+        The rest of the window and the running summary stay as they are, and the window
+        is saved. The message is not archived; a truncated one keeps the episodic record
+        of its full text that was stored when it was added. A pinned newest message is
+        taken out too.
+
+        Returns:
+            The message taken out, or ``None`` when the window holds none.
+        """
+        messages = self._state.messages
+        if not messages:
+            return None
+        newest = messages[-1]
+        self._fit(messages[:-1])
+        return newest
+
     def clear(self) -> None:
         """Archive every turn still in the window to episodic memory and forget the window.
 
