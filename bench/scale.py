@@ -398,6 +398,7 @@ def run_scale(
                 result["add"]["analyze_seconds"] = round(mem.store.analyze(), 3)
             result["store"] = {"bytes": size(), "path": str(mem.path)}
             result["search"] = _search_all(mem, plan, data, staged, queries, rng, bar)
+            result["access"] = _access_side_by_side(mem, plan, data, staged, queries, rng)
             result["ann"] = _ann_figures(mem, plan, data, recall_queries, rng)
             rss, peak = _rss_bytes()
             result["memory"] = {"rss_bytes": rss, "peak_rss_bytes": peak}
@@ -537,6 +538,42 @@ def _search_all(
     return out
 
 
+def _access_side_by_side(
+    mem: Any,
+    plan: _Plan,
+    data: ScaleData,
+    staged: StagedEmbedder,
+    queries: int,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """Small users' searches with access counting written on every search
+    (``access_flush_size=1``: a write transaction per search, as before batching) and
+    batched (the shipped default), alternating per query in one run so that both see
+    the same machine load."""
+    if not plan.small:
+        return {}
+    by_user: dict[str, list[int]] = {}
+    for m, user in enumerate(plan.owner):
+        by_user.setdefault(user, []).append(m)
+    searcher = mem._searcher
+    batched = searcher.config
+    per_search = batched.model_copy(update={"access_flush_size": 1})
+    ms: dict[str, list[float]] = {"per_search": [], "batched": []}
+    load = _loadavg()
+    for j in range(2 * queries):
+        user = plan.small[int(rng.integers(len(plan.small)))]
+        about = by_user[user][int(rng.integers(len(by_user[user])))]
+        name = "per_search" if j % 2 else "batched"
+        searcher.config = per_search if j % 2 else batched
+        wall, _ = _timed_searches(mem, [(user, about)], data, staged, 5 * 10**7 + j, _noop)
+        ms[name].append(wall[0])
+    searcher.config = batched
+    mem.store.flush_access()
+    out: dict[str, Any] = {k: percentiles(v) for k, v in ms.items()}
+    out["loadavg_1min"] = [load, _loadavg()]
+    return out
+
+
 def _noop() -> None:
     return None
 
@@ -643,7 +680,18 @@ def print_scale(result: Mapping[str, Any], console: Any = None) -> None:
             f"recall@10 {_fmt(ann.get('recall@10'), 3)} over {ann['vectors']:,} vectors, "
             f"build {ann['build_seconds']:.1f} s, {ann['index_bytes'] / 2**20:.0f} MiB; "
             f"big user's cold first search "
-            f"{_fmt(result['search'].get('big_user_cold_first_ms'), 0)} ms",
+            f"{_fmt(result['search'].get('big_user_cold_first_ms'), 0)} ms (exact search "
+            f"while the index builds; ready "
+            f"{_fmt(result['search'].get('big_user_index_wait_s'), 1)} s later)",
+            highlight=False,
+        )
+    access = result.get("access") or {}
+    if access:
+        a, b = access["per_search"], access["batched"]
+        console.print(
+            f"access counting, small users, alternating: a write per search p50/p95/p99 "
+            f"{a['p50']:.2f} / {a['p95']:.2f} / {a['p99']:.2f} ms, batched "
+            f"{b['p50']:.2f} / {b['p95']:.2f} / {b['p99']:.2f} ms",
             highlight=False,
         )
     mem = result["memory"]
