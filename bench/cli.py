@@ -636,6 +636,42 @@ def faults(ctx: typer.Context) -> None:
     state.out.print(table)
 
 
+@bench_app.command()
+def ingest(
+    ctx: typer.Context,
+    data: DataPath,
+    messages: Annotated[int, typer.Option(min=1, help="LoCoMo turns to add batched.")] = 400,
+    batch: Annotated[int, typer.Option(min=1, help="Messages per add call.")] = 100,
+    single: Annotated[int, typer.Option(min=1, help="Messages added one per call.")] = 60,
+    load: Annotated[
+        list[str] | None,
+        typer.Option(help="idle and/or busy (one CPU-bound process per core); repeatable."),
+    ] = None,
+    workdir: WorkdirOpt = None,
+    out: OutOpt = None,
+) -> None:
+    """Ingest: Memory.add against the bare embedder in one run, batched and one message
+    per call, idle and busy (bench/ingest.py)."""
+    from .ingest import print_ingest, run_ingest
+
+    state = _state(ctx)
+    result = run_ingest(
+        data,
+        embedder=state.embedder,
+        messages=messages,
+        batch=batch,
+        single=single,
+        loads=load or ["idle"],
+        extractor="none" if state.extractor in ("none", None) else "rules",
+        workdir=workdir,
+        show_progress=not state.json,
+        out=out,
+    )
+    if state.json:
+        return _emit(result)
+    print_ingest(result, console=state.out)
+
+
 @bench_app.command("embed-server")
 def embed_server(
     model: Annotated[

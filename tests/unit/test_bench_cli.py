@@ -106,6 +106,27 @@ def test_nothing_in_the_library_imports_the_benchmarks() -> None:
     assert not (REPO / "src" / "mnemolayer" / "bench").exists()
 
 
+def test_bench_ingest_times_add_against_the_bare_embedder_idle_and_busy(tmp_path: Path) -> None:
+    args = ["--data", str(SAMPLE), "--messages", "30", "--batch", "10", "--single", "6"]
+    result = ok("ingest", *args, "--load", "idle", "--load", "busy", "--workdir", str(tmp_path))
+    assert result["config"]["embedder"].startswith("hashing")
+    assert result["config"]["messages"] == 30 and set(result["runs"]) == {"idle", "busy"}
+    for run in result["runs"].values():
+        batched, single = run["batched"], run["one_per_call"]
+        assert batched["messages"] == 30 and batched["embedder_texts_per_s"] > 0
+        assert batched["ratio"] == pytest.approx(
+            batched["add_messages_per_s"] / batched["embedder_texts_per_s"]
+        )
+        assert batched["model_texts_per_message"] >= 1.0  # each message, plus facts
+        assert single["messages"] == 6 and single["ratio_p50"] > 0
+        assert len(run["loadavg_1min"]) == 2
+    table = runner.invoke(bench_app, ["--embedder", "hashing", "ingest", *args])
+    assert table.exit_code == 0, table.output
+    assert "embedder" in table.stdout and "idle" in table.stdout
+    bad = runner.invoke(bench_app, ["--embedder", "hashing", "ingest", *args, "--load", "x"])
+    assert bad.exit_code != 0 and "loads" in bad.output
+
+
 @pytest.mark.timeout(120)
 def test_bench_faults_reports_every_fault_with_nothing_acknowledged_lost() -> None:
     faults = {f["fault"]: f for f in ok("faults")["faults"]}
