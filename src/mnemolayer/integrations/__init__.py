@@ -7,5 +7,7 @@ this package needs nothing extra:
   ``BaseStore`` (``pip install -e '.[langgraph]' in the mnemolayer checkout``);
 * :mod:`mnemolayer.integrations.langchain`: :class:`MnemolayerChatMessageHistory` (working
   memory) and :class:`MnemolayerRetriever` (hybrid recall) for LangChain
-  (``pip install -e '.[langchain]'``).
+  (``pip install -e '.[langchain]'``);
+* :mod:`mnemolayer.integrations.crewai`: :class:`MnemolayerStorage`, a CrewAI 1.x memory
+  ``StorageBackend`` (``pip install -e '.[crewai]'``).
 """
