@@ -33,9 +33,11 @@ from mnemolayer.errors import (
 )
 
 __all__ = [
+    "DETAIL_ERROR_RESPONSES",
     "ERROR_RESPONSES",
     "ApiError",
     "BodyLimit",
+    "DetailErrorBody",
     "ErrorBody",
     "ErrorInfo",
     "SafeJSONResponse",
@@ -75,7 +77,14 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-def _declare(*codes: int) -> dict[int | str, dict[str, Any]]:
+class DetailErrorBody(ErrorBody):
+    """The error body on routes whose clients read a ``detail`` string (Mem0's): the
+    ``error`` object and ``detail``, its message (after ``field: `` when it has one)."""
+
+    detail: str
+
+
+def _declare(*codes: int, model: type[BaseModel] = ErrorBody) -> dict[int | str, dict[str, Any]]:
     what = {
         400: "The request was rejected.",
         401: "Missing, unknown or revoked API key.",
@@ -87,11 +96,15 @@ def _declare(*codes: int) -> dict[int | str, dict[str, Any]]:
         500: "The store or the model failed.",
         503: "The store stayed busy past its retry budget.",
     }
-    return {code: {"model": ErrorBody, "description": what[code]} for code in codes}
+    return {code: {"model": model, "description": what[code]} for code in codes}
 
 
 #: The error responses every ``/v1`` route declares in the OpenAPI schema.
 ERROR_RESPONSES = _declare(400, 401, 403, 404, 409, 413, 422, 500, 503)
+#: The same, with :class:`DetailErrorBody`, for the routes under ``detail_prefixes``.
+DETAIL_ERROR_RESPONSES = _declare(
+    400, 401, 403, 404, 409, 413, 422, 500, 503, model=DetailErrorBody
+)
 
 
 class SafeJSONResponse(JSONResponse):

@@ -19,7 +19,7 @@ from mnemolayer.memory import Memory
 from mnemolayer.models import MemoryRecord, to_utc
 from mnemolayer.privacy.mem0 import MEM0_KEY, expiration_time
 from mnemolayer.server.rest.deps import Principal, principal_of_token, state_of
-from mnemolayer.server.rest.errors import ERROR_RESPONSES, ApiError
+from mnemolayer.server.rest.errors import DETAIL_ERROR_RESPONSES, ApiError
 from mnemolayer.server.rest.mem0.shapes import (
     Mem0AddBody,
     Mem0Done,
@@ -103,7 +103,7 @@ async def mem0_caller(request: Request) -> Mem0Caller:
 Caller = Annotated[Mem0Caller, Depends(mem0_caller)]
 MemoryId = Annotated[str, Path(pattern=r"^[0-9A-Za-z_\-:.]{1,128}$", description="A memory id.")]
 
-router = APIRouter(prefix=PREFIX, tags=["mem0"], responses=ERROR_RESPONSES)
+router = APIRouter(prefix=PREFIX, tags=["mem0"], responses=DETAIL_ERROR_RESPONSES)
 
 
 @router.get("/v1/ping/", response_model=Mem0Ping)
