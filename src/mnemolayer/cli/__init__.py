@@ -18,6 +18,7 @@ from mnemolayer.cli import (  # noqa: F401  (importing registers the commands)
     lifecycle_commands,
     maintain_commands,
     mcp_commands,
+    mem0_commands,
     memory_commands,
     procedural_commands,
     semantic_commands,

@@ -20,6 +20,8 @@ from mnemolayer.server.rest.deps import ServerState
 from mnemolayer.server.rest.encoding import require_utf8
 from mnemolayer.server.rest.errors import BodyLimit, SafeJSONResponse, install_handlers
 from mnemolayer.server.rest.keys import KeyStore
+from mnemolayer.server.rest.mem0 import PREFIX as MEM0_PREFIX
+from mnemolayer.server.rest.mem0 import router as mem0_router
 from mnemolayer.server.rest.routes import ROUTERS
 from mnemolayer.server.rest.scheduler import MaintenanceScheduler
 from mnemolayer.server.rest.settings import DEFAULT_TENANT, ServerSettings
@@ -131,7 +133,7 @@ def build_app(settings: ServerSettings, state: ServerState | None = None) -> Fas
         # replacement-character id (two users would become one).
         dependencies=[Depends(require_utf8)],
     )
-    install_handlers(app)
+    install_handlers(app, detail_prefixes=(MEM0_PREFIX + "/",))
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
 
     @app.get("/healthz", response_model=Health, tags=["server"])
@@ -141,6 +143,8 @@ def build_app(settings: ServerSettings, state: ServerState | None = None) -> Fas
 
     for router in ROUTERS:
         app.include_router(router)
+    # Mem0's MemoryClient, pointed at http://HOST:PORT/mem0 (docs/integrations/mem0.md).
+    app.include_router(mem0_router)
     # The web memory browser: static files at /ui, no key (it asks for one; docs/ui.md).
     mount_ui(app)
     return app

@@ -26,6 +26,7 @@ __all__ = [
     "TenantUser",
     "TenantWide",
     "User",
+    "principal_of_token",
     "state_of",
 ]
 
@@ -113,6 +114,16 @@ async def get_principal(
             else "an API key is required: send 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
         )
         raise ApiError(401, "unauthorized", message, "authorization")
+    return await principal_of_token(state, token)
+
+
+async def principal_of_token(state: ServerState, token: str) -> Principal:
+    """The caller holding ``token`` (a key read from whichever header a route takes).
+
+    Raises:
+        ApiError: 401 for an unknown or revoked key.
+    """
+    assert state.keys is not None
     key = await anyio.to_thread.run_sync(state.keys.verify, token.strip())
     if key is None:
         raise ApiError(401, "unauthorized", "invalid or revoked API key", "authorization")

@@ -33,9 +33,11 @@ from mnemolayer.errors import (
 )
 
 __all__ = [
+    "DETAIL_ERROR_RESPONSES",
     "ERROR_RESPONSES",
     "ApiError",
     "BodyLimit",
+    "DetailErrorBody",
     "ErrorBody",
     "ErrorInfo",
     "SafeJSONResponse",
@@ -75,7 +77,14 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-def _declare(*codes: int) -> dict[int | str, dict[str, Any]]:
+class DetailErrorBody(ErrorBody):
+    """The error body on routes whose clients read a ``detail`` string (Mem0's): the
+    ``error`` object and ``detail``, its message (after ``field: `` when it has one)."""
+
+    detail: str
+
+
+def _declare(*codes: int, model: type[BaseModel] = ErrorBody) -> dict[int | str, dict[str, Any]]:
     what = {
         400: "The request was rejected.",
         401: "Missing, unknown or revoked API key.",
@@ -87,11 +96,15 @@ def _declare(*codes: int) -> dict[int | str, dict[str, Any]]:
         500: "The store or the model failed.",
         503: "The store stayed busy past its retry budget.",
     }
-    return {code: {"model": ErrorBody, "description": what[code]} for code in codes}
+    return {code: {"model": model, "description": what[code]} for code in codes}
 
 
 #: The error responses every ``/v1`` route declares in the OpenAPI schema.
 ERROR_RESPONSES = _declare(400, 401, 403, 404, 409, 413, 422, 500, 503)
+#: The same, with :class:`DetailErrorBody`, for the routes under ``detail_prefixes``.
+DETAIL_ERROR_RESPONSES = _declare(
+    400, 401, 403, 404, 409, 413, 422, 500, 503, model=DetailErrorBody
+)
 
 
 class SafeJSONResponse(JSONResponse):
@@ -204,7 +217,7 @@ def _loc_field(loc: Sequence[Any]) -> str | None:
     return out or None
 
 
-def _request_validation(exc: RequestValidationError) -> SafeJSONResponse:
+def _request_validation(exc: RequestValidationError) -> dict[str, Any]:
     problems: list[FieldError] = []
     for err in exc.errors():
         loc = err.get("loc", ())
@@ -214,31 +227,50 @@ def _request_validation(exc: RequestValidationError) -> SafeJSONResponse:
             continue
         problems.append(FieldError(field=_loc_field(loc), message=str(err.get("msg", "invalid"))))
     first = problems[0] if problems else FieldError(message="invalid request")
-    return error_response(422, "validation_error", first.message, first.field, problems)
+    return {"status": 422, "type_": "validation_error", "message": first.message,
+            "field": first.field, "errors": problems}  # fmt: skip
 
 
 _HTTP_TYPES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
 
 
-def install_handlers(app: FastAPI) -> None:
-    """Register the JSON error handlers on ``app``."""
+def install_handlers(app: FastAPI, *, detail_prefixes: tuple[str, ...] = ()) -> None:
+    """Register the JSON error handlers on ``app``.
 
-    async def on_mnemolayer(_: Request, exc: Exception) -> SafeJSONResponse:
+    Args:
+        detail_prefixes: paths under which the body also carries the message as a
+            top-level ``detail`` string, the shape other clients read (Mem0's
+            ``MemoryClient`` on the routes of :mod:`mnemolayer.server.rest.mem0`).
+    """
+
+    def respond(request: Request, *args: Any, **kwargs: Any) -> SafeJSONResponse:
+        response = error_response(*args, **kwargs)
+        if detail_prefixes and request.url.path.startswith(detail_prefixes):
+            body = json.loads(bytes(response.body))
+            error = body["error"]
+            field = error.get("field")
+            body["detail"] = f"{field}: {error['message']}" if field else error["message"]
+            response = SafeJSONResponse(
+                body, status_code=response.status_code, headers=kwargs.get("headers")
+            )
+        return response
+
+    async def on_mnemolayer(request: Request, exc: Exception) -> SafeJSONResponse:
         assert isinstance(exc, MnemolayerError)
         info = describe(exc)
         headers = {"Retry-After": "1"} if info.status == 503 else None
-        return error_response(info.status, info.type, info.message, info.field, headers=headers)
+        return respond(request, info.status, info.type, info.message, info.field, headers=headers)
 
-    async def on_api_error(_: Request, exc: Exception) -> SafeJSONResponse:
+    async def on_api_error(request: Request, exc: Exception) -> SafeJSONResponse:
         assert isinstance(exc, ApiError)
         headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
-        return error_response(exc.status, exc.type, exc.message, exc.field, headers=headers)
+        return respond(request, exc.status, exc.type, exc.message, exc.field, headers=headers)
 
-    async def on_validation(_: Request, exc: Exception) -> SafeJSONResponse:
+    async def on_validation(request: Request, exc: Exception) -> SafeJSONResponse:
         assert isinstance(exc, RequestValidationError)
-        return _request_validation(exc)
+        return respond(request, **_request_validation(exc))
 
-    async def on_http(_: Request, exc: Exception) -> SafeJSONResponse:
+    async def on_http(request: Request, exc: Exception) -> SafeJSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         type_ = _HTTP_TYPES.get(exc.status_code, "http_error")
         detail = str(exc.detail)
@@ -246,11 +278,11 @@ def install_handlers(app: FastAPI) -> None:
         if exc.status_code == 400 and detail == "There was an error parsing the body":
             # FastAPI's answer to a body it could not decode (not UTF-8, say): say so.
             field, detail = "body", "the body could not be read as UTF-8 JSON"
-        return error_response(exc.status_code, type_, detail, field, headers=exc.headers)
+        return respond(request, exc.status_code, type_, detail, field, headers=exc.headers)
 
-    async def on_crash(_: Request, exc: Exception) -> SafeJSONResponse:
+    async def on_crash(request: Request, exc: Exception) -> SafeJSONResponse:
         log.error("unexpected error", exc_info=exc)
-        return error_response(500, "internal_error", "internal server error; see the server log")
+        return respond(request, 500, "internal_error", "internal server error; see the server log")
 
     app.add_exception_handler(MnemolayerError, on_mnemolayer)
     app.add_exception_handler(ApiError, on_api_error)
