@@ -636,13 +636,114 @@ def redis_url(_redis_down: str | None) -> Iterator[str]:
         client.close()
 
 
-@pytest.fixture(params=["sqlite", "redis"])
+def _cluster_port(taken: set[int]) -> int:
+    """A free loopback port for a Redis Cluster node whose cluster bus port (10,000
+    higher, so the port is at most 55,535) is free too."""
+    import random
+
+    for _ in range(1000):
+        port = random.randint(20_000, 45_000)
+        if {port, port + 10_000} & taken:
+            continue
+        try:
+            for candidate in (port, port + 10_000):
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", candidate))
+        except OSError:
+            continue
+        taken.update((port, port + 10_000))
+        return port
+    raise RuntimeError("no free port pair for a Redis Cluster node")
+
+
+@pytest.fixture(scope="session")
+def _redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | tuple[str]]:
+    """A Redis Cluster of three masters (no replicas) on loopback, started for this test
+    process with Debian's ``redis-server`` and ``redis-cli --cluster create``, keeping
+    nothing on disk but their node files: its ``redis+cluster://`` URL, or ``(why,)``
+    when it cannot be started."""
+    server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
+    if server is None or cli is None:
+        yield ("redis-server and redis-cli are not installed",)
+        return
+    folder = tmp_path_factory.mktemp("redis-cluster")
+    taken: set[int] = set()
+    ports = [_cluster_port(taken) for _ in range(3)]
+    procs = [
+        subprocess.Popen(
+            [server, "--port", str(port), "--bind", "127.0.0.1", "--cluster-enabled", "yes",
+             "--cluster-config-file", f"nodes-{port}.conf", "--save", "", "--appendonly", "no",
+             "--dir", str(folder), "--logfile", str(folder / f"{port}.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for port in ports
+    ]  # fmt: skip
+    try:
+        for port in ports:
+            for _ in range(100):
+                ping = subprocess.run(
+                    [cli, "-p", str(port), "ping"], capture_output=True, text=True
+                )
+                if ping.stdout.strip() == "PONG":
+                    break
+                time.sleep(0.05)
+        made = subprocess.run(
+            [cli, "--cluster", "create", *(f"127.0.0.1:{p}" for p in ports),
+             "--cluster-replicas", "0", "--cluster-yes"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        if made.returncode != 0:
+            yield (f"redis-cli --cluster create failed: {made.stdout[-400:]} {made.stderr[-400:]}",)
+            return
+        for _ in range(200):  # every node must agree the cluster is up
+            states = [
+                subprocess.run([cli, "-p", str(p), "cluster", "info"], capture_output=True, text=True).stdout
+                for p in ports
+            ]  # fmt: skip
+            if all("cluster_state:ok" in st for st in states):
+                break
+            time.sleep(0.05)
+        else:
+            yield ("the Redis Cluster did not reach cluster_state:ok",)
+            return
+        yield f"redis+cluster://127.0.0.1:{ports[0]}"
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait()
+
+
+@pytest.fixture
+def redis_cluster_url(_redis_cluster: str | tuple[str]) -> Iterator[str]:
+    """:func:`_redis_cluster`'s URL with a key prefix of this test's own; every key under
+    it is deleted afterwards. Skips when the cluster cannot be started, unless
+    ``MNEMOLAYER_REQUIRE_REDIS=1``, which makes it fail instead."""
+    if isinstance(_redis_cluster, tuple):
+        if os.environ.get("MNEMOLAYER_REQUIRE_REDIS") == "1":
+            pytest.fail(f"{_redis_cluster[0]}; MNEMOLAYER_REQUIRE_REDIS=1 requires it")
+        pytest.skip(_redis_cluster[0])
+    from redis.cluster import RedisCluster
+
+    prefix = f"mnemolayer-test-{uuid.uuid4().hex}"
+    yield f"{_redis_cluster}?prefix={prefix}"
+    client = RedisCluster.from_url(_redis_cluster.replace("redis+cluster://", "redis://"))
+    try:
+        for key in list(client.scan_iter(match=f"{prefix}:*", count=1000)):
+            client.delete(key)
+    finally:
+        client.close()
+
+
+@pytest.fixture(params=["sqlite", "redis", "redis-cluster"])
 def sessions(request: pytest.FixtureRequest) -> str:
     """Each working-memory session backend in turn, as ``Memory(sessions=...)`` takes
-    it: ``"sqlite"`` (the store's own file), then a :func:`redis_url`."""
+    it: ``"sqlite"`` (the store's own file), a :func:`redis_url`, then a
+    :func:`redis_cluster_url` (three masters)."""
     if request.param == "sqlite":
         return "sqlite"
-    url: str = request.getfixturevalue("redis_url")
+    name = "redis_url" if request.param == "redis" else "redis_cluster_url"
+    url: str = request.getfixturevalue(name)
     return url
 
 

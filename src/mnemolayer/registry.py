@@ -123,6 +123,8 @@ SESSIONS: dict[str, Factory] = {
     "redis": "mnemolayer.store.redis_sessions:RedisSessionStore",
     "rediss": "mnemolayer.store.redis_sessions:RedisSessionStore",
     "unix": "mnemolayer.store.redis_sessions:RedisSessionStore",
+    "redis+cluster": "mnemolayer.store.redis_sessions:RedisSessionStore",
+    "rediss+cluster": "mnemolayer.store.redis_sessions:RedisSessionStore",
 }
 #: Stores by URL scheme (``Memory(path)``); a plain path or ``sqlite:///`` is SQLite.
 STORES: dict[str, Factory] = {
@@ -407,7 +409,8 @@ def get_session_store(spec: SessionStore | str | None, conn: SQLStore) -> Sessio
 
     Args:
         spec: ``None`` or ``"sqlite"`` → :class:`SQLiteSessionStore` over ``conn`` (the
-            memory's own file); a ``redis://``, ``rediss://`` or ``unix://`` URL, with
+            memory's own file); a ``redis://``, ``rediss://``, ``unix://`` or
+            ``redis+cluster://`` (Redis Cluster) URL, with
             optional ``prefix=`` and ``ttl=`` (seconds) options →
             :class:`mnemolayer.store.redis_sessions.RedisSessionStore` (needs the ``redis``
             extra); a :class:`SessionStore` is used as is.

@@ -11,7 +11,9 @@ from mnemolayer.errors import ValidationError
 
 __all__ = ["check_prefix", "parse_sessions_url", "redact_url"]
 
-_SCHEMES = ("redis", "rediss", "unix")
+_SCHEMES = ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster")
+#: Schemes of a Redis Cluster (redis-py's ``RedisCluster``): any node's address.
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 
 
 def redact_url(url: str) -> str:
@@ -35,8 +37,9 @@ def parse_sessions_url(url: str, field: str = "sessions") -> tuple[str, str | No
     """Check a Redis sessions URL and take mnemolayer's own options out of it.
 
     Args:
-        url: ``redis://``, ``rediss://`` or ``unix://`` URL, optionally with ``prefix=``
-            and ``ttl=`` (seconds) query options.
+        url: ``redis://``, ``rediss://`` or ``unix://`` URL, or ``redis+cluster://`` /
+            ``rediss+cluster://`` (any node of a Redis Cluster), optionally with
+            ``prefix=`` and ``ttl=`` (seconds) query options.
         field: the field named in errors (``"MNEMOLAYER_SESSIONS"`` from the settings).
 
     Returns:
@@ -53,7 +56,12 @@ def parse_sessions_url(url: str, field: str = "sessions") -> tuple[str, str | No
     except ValueError as exc:
         raise ValidationError(field, f"not a valid Redis URL: {shown} ({exc})") from None
     if parts.scheme not in _SCHEMES:
-        raise ValidationError(field, f"expected a redis://, rediss:// or unix:// URL, got {shown}")
+        raise ValidationError(
+            field,
+            f"expected a redis://, rediss://, unix:// or redis+cluster:// URL, got {shown}",
+        )
+    if parts.scheme in CLUSTER_SCHEMES and parts.path.strip("/") not in ("", "0"):
+        raise ValidationError(field, f"a Redis Cluster has only database 0, got {shown}")
     if parts.scheme != "unix" and parts.path.strip("/") and not parts.path.strip("/").isdigit():
         raise ValidationError(field, f"the database in {shown} must be a number, like /0")
     if parts.scheme == "unix" and not parts.path:

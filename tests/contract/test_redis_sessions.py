@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -23,9 +23,12 @@ from mnemolayer.layers.working.window import SessionStore, WindowState, WorkingM
 from mnemolayer.store.redis_sessions import RedisSessionStore
 
 
-@pytest.fixture
-def store(redis_url: str) -> Iterator[RedisSessionStore]:
-    with RedisSessionStore(redis_url) as s:
+@pytest.fixture(params=["redis", "redis-cluster"])
+def store(request: pytest.FixtureRequest) -> Iterator[RedisSessionStore]:
+    """A store on the plain Redis, then on the three-master Redis Cluster."""
+    url = request.getfixturevalue("redis_url" if request.param == "redis" else "redis_cluster_url")
+    with RedisSessionStore(url) as s:
+        assert s.cluster == (request.param == "redis-cluster")
         yield s
 
 
@@ -130,6 +133,8 @@ def test_listing_and_deleting(store: RedisSessionStore) -> None:
     assert store.delete_user("u1") == 0 and store.list_sessions("u1") == []
     assert not store.client.exists(store.user_key("u1"))
     assert store.load("u2", "s1", None) is not None  # another user is untouched
+    assert len(list(store.client.scan_iter(match=store.window_pattern("u2")))) == 1
+    assert list(store.client.scan_iter(match=store.window_pattern("u1"))) == []
 
 
 # -- expiry ------------------------------------------------------------------------------
@@ -304,11 +309,14 @@ def test_a_client_passed_in_is_used_and_left_open(redis_url: str) -> None:
 # -- several processes or hosts ----------------------------------------------------------
 
 
+@pytest.mark.parametrize("backend", ["redis", "redis-cluster"])
 def test_two_hosts_share_one_window(
-    new_db: Callable[[str], Any], tmp_path: Path, redis_url: str
+    new_db: Callable[[str], Any], tmp_path: Path, backend: str, request: pytest.FixtureRequest
 ) -> None:
     """Two Memory objects with their own files (as on two hosts) resume each other's
-    window through Redis; turns evicted on a host are archived in that host's file."""
+    window through Redis (and a Redis Cluster); turns evicted on a host are archived in
+    that host's file."""
+    redis_url = request.getfixturevalue("redis_url" if backend == "redis" else "redis_cluster_url")
     with (
         Memory(new_db("a"), embedder="hashing", extractor=None, sessions=redis_url) as a,
         Memory(new_db("b"), embedder="hashing", extractor=None, sessions=redis_url) as b,
@@ -397,3 +405,50 @@ def test_users_are_listed_and_a_whole_store_export_finds_windows_only_redis_hold
         assert sorted(r["user_id"] for r in rows) == ["a 用户", "b:*?[x]"]
     finally:
         mem.close()
+
+
+# -- Redis Cluster -----------------------------------------------------------------------
+
+
+def test_a_cluster_keeps_each_user_in_one_slot_and_spreads_users_over_the_masters(
+    redis_cluster_url: str,
+) -> None:
+    from redis.cluster import RedisCluster
+
+    with RedisSessionStore(redis_cluster_url, ttl_seconds=3600) as store:
+        users = [f"user {i}" for i in range(40)] + ["{tag}", "a:b"]
+        for user in users:
+            store.save(_state(user, "s1"))
+            store.save(_state(user, "s2", "bot"))
+        client = cast(RedisCluster, store.client)
+        masters = set()
+        for user in users:
+            keys = [store.user_key(user), store.window_key(user, "s1", None),
+                    store.window_key(user, "s2", "bot")]  # fmt: skip
+            slots = {client.keyslot(k) for k in keys}
+            assert len(slots) == 1, user  # the transactions of save/delete_user hold
+            masters.add(client.get_node_from_key(keys[0]).name)
+        assert len(masters) == 3  # 42 users over three masters
+        # An id's own braces are quoted: no id picks another user's slot.
+        assert "{%7Btag%7D}" in store.user_key("{tag}")
+        assert set(users) <= set(store.list_users())
+        assert [i.session_id for i in store.list_sessions("user 3")] == ["s2", "s1"]
+        # What an erasure receipt scans for: this user's windows, no other user's.
+        for user in ("user 3", "user 30", "{tag}"):
+            found = list(client.scan_iter(match=store.window_pattern(user)))
+            assert len(found) == 2, user
+        assert store.delete_user("user 3") == 2 and store.list_sessions("user 3") == []
+
+
+@pytest.mark.parametrize(
+    "url", ["redis+cluster://127.0.0.1:7000/3", "rediss+cluster://127.0.0.1:7000/1?prefix=x"]
+)
+def test_a_cluster_url_with_another_database_is_refused(url: str) -> None:
+    with pytest.raises(ValidationError, match="only database 0"):
+        RedisSessionStore(url)
+
+
+def test_an_unreachable_cluster_is_a_store_error_without_the_password() -> None:
+    with pytest.raises(StoreError) as err:
+        RedisSessionStore(f"redis+cluster://:s3cret@127.0.0.1:{_unused_port()}")
+    assert "s3cret" not in str(err.value) and "***" in str(err.value)

@@ -51,7 +51,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
-from urllib.parse import quote
 
 from pydantic import BaseModel, ConfigDict
 
@@ -394,8 +393,7 @@ def _redis_left(erasure: Erasure, user_id: str) -> dict[str, int]:
     store = erasure.sessions
     if not isinstance(store, RedisSessionStore):
         return {}
-    part = quote(user_id, safe="")
     with store._redis_errors():
-        windows = sum(1 for _ in store.client.scan_iter(match=f"{store.prefix}:window:{part}:*"))
+        windows = sum(1 for _ in store.client.scan_iter(match=store.window_pattern(user_id)))
         index = int(store.client.exists(store.user_key(user_id)))
     return {"redis_window_keys": windows, "redis_user_index": index}

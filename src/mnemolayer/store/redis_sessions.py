@@ -18,6 +18,14 @@ transaction. With a TTL, every save sets the window's expiry afresh (an idle ses
 expires ``ttl_seconds`` after its last change) and keeps the index alive at least as
 long; index entries of expired windows are dropped by the user's next save.
 
+**Redis Cluster** (``redis+cluster://host:port``, ``rediss+cluster://`` for TLS; any
+node's address, the others are discovered; or a ``redis.cluster.RedisCluster`` client):
+the user id in both keys is a hash tag, ``{prefix}:window:{{user}}:...`` and
+``{prefix}:user:{{user}}``, so that a user's windows and index live in one slot and the
+same MULTI/EXEC transactions hold; users spread over the masters. (Ids are quoted, so no
+id can contain the braces of a tag.) A cluster keeps its own key layout: windows saved
+through a plain ``redis://`` URL are not seen through a cluster URL.
+
 URLs are redis-py's (``redis://[[user]:password@]host[:port][/db]``, ``rediss://`` for
 TLS, ``unix:///path/to/socket?db=0``) with two query options of mnemolayer's own,
 ``prefix=`` (key prefix, default ``mnemolayer``) and ``ttl=`` (seconds), so that one
@@ -39,8 +47,8 @@ from urllib.parse import quote, unquote
 
 from mnemolayer.errors import StoreError, ValidationError
 from mnemolayer.store.rows import from_iso, iso
+from mnemolayer.urls import CLUSTER_SCHEMES, parse_sessions_url
 from mnemolayer.urls import check_prefix as _prefix
-from mnemolayer.urls import parse_sessions_url
 from mnemolayer.urls import redact_url as redact
 from mnemolayer.values import SessionInfo, WindowState, WorkingMessage
 
@@ -78,6 +86,14 @@ def _import_redis() -> Any:
             "Redis sessions need the redis package: pip install -e '.[redis]' in the mnemolayer checkout",
         ) from None
     return redis
+
+
+def _is_cluster_client(value: Any) -> bool:
+    try:
+        from redis.cluster import RedisCluster
+    except ImportError:
+        return False
+    return isinstance(value, RedisCluster)
 
 
 def _key_part(value: str) -> str:
@@ -170,20 +186,34 @@ class RedisSessionStore:
     ) -> None:
         redis_mod = _import_redis()
         url_prefix = url_ttl = None
+        self.cluster = False
+        client: Any
         if isinstance(url_or_client, str):
             clean, url_prefix, url_ttl = parse_sessions_url(url_or_client)
             self.url = redact(url_or_client)
+            scheme, sep, rest = clean.partition("://")
+            self.cluster = scheme in CLUSTER_SCHEMES
             try:
-                client = redis_mod.Redis.from_url(
-                    clean,
-                    socket_connect_timeout=_CONNECT_TIMEOUT_S,
-                    socket_timeout=_SOCKET_TIMEOUT_S,
-                )
+                if self.cluster:
+                    self._cluster_url = scheme.removesuffix("+cluster") + sep + rest
+                    client = self._open_cluster()
+                else:
+                    client = redis_mod.Redis.from_url(
+                        clean,
+                        socket_connect_timeout=_CONNECT_TIMEOUT_S,
+                        socket_timeout=_SOCKET_TIMEOUT_S,
+                    )
             except ValueError as exc:
                 raise ValidationError(
                     "sessions", f"not a valid Redis URL: {self.url} ({exc})"
                 ) from None
             self._owns_client = True
+        elif _is_cluster_client(url_or_client):
+            client = url_or_client
+            nodes = ", ".join(f"{n.host}:{n.port}" for n in client.get_nodes()[:3])
+            self.url = f"redis cluster client ({nodes})"
+            self.cluster = True
+            self._owns_client = False
         elif isinstance(url_or_client, redis_mod.Redis):
             client = url_or_client
             kwargs = client.connection_pool.connection_kwargs
@@ -193,7 +223,8 @@ class RedisSessionStore:
         else:
             raise ValidationError(
                 "sessions",
-                f"expected a Redis URL or a redis.Redis client, got {type(url_or_client).__name__}",
+                "expected a Redis URL, a redis.Redis or a redis.cluster.RedisCluster client, "
+                f"got {type(url_or_client).__name__}",
             )
         for name, arg, from_url in (("prefix", prefix, url_prefix), ("ttl", ttl_seconds, url_ttl)):
             if arg is not None and from_url is not None and arg != from_url:
@@ -205,7 +236,9 @@ class RedisSessionStore:
             prefix if prefix is not None else url_prefix or DEFAULT_PREFIX, "prefix"
         )
         self.ttl_seconds = _ttl(ttl_seconds if ttl_seconds is not None else url_ttl)
-        self.client: redis.Redis = client
+        # A RedisCluster client offers the same commands, pipelines and transactions
+        # for keys of one slot, which is all this store sends it.
+        self._client: redis.Redis = cast("redis.Redis", client)
         try:
             self.ping()
         except BaseException:
@@ -216,12 +249,23 @@ class RedisSessionStore:
 
     def window_key(self, user_id: str, session_id: str, agent_id: str | None) -> str:
         """The Redis key holding one window's JSON document."""
-        parts = (_key_part(user_id), _key_part(agent_id or ""), _key_part(session_id))
+        parts = (self._user_part(user_id), _key_part(agent_id or ""), _key_part(session_id))
         return f"{self.prefix}:window:{':'.join(parts)}"
 
     def user_key(self, user_id: str) -> str:
         """The Redis key of one user's window index (a sorted set of window keys)."""
-        return f"{self.prefix}:user:{_key_part(user_id)}"
+        return f"{self.prefix}:user:{self._user_part(user_id)}"
+
+    def window_pattern(self, user_id: str) -> str:
+        """A ``SCAN`` pattern matching every window key of ``user_id`` (and no other
+        user's: glob characters of the prefix are escaped, ids are quoted)."""
+        head = re.sub(r"([*?\[\]\\])", r"\\\1", f"{self.prefix}:window:")
+        return f"{head}{self._user_part(user_id)}:*"
+
+    def _user_part(self, user_id: str) -> str:
+        """The quoted user id, a hash tag on a cluster (one slot per user)."""
+        part = _key_part(user_id)
+        return f"{{{part}}}" if self.cluster else part
 
     # -- SessionStore ----------------------------------------------------------------
 
@@ -347,7 +391,10 @@ class RedisSessionStore:
                 k.decode() if isinstance(k, bytes) else str(k)
                 for k in self.client.scan_iter(match=pattern, count=1000)
             ]
-        return sorted({unquote(k[len(head) :]) for k in keys if k.startswith(head)})
+        parts = [k[len(head) :] for k in keys if k.startswith(head)]
+        if self.cluster:
+            parts = [p[1:-1] if p.startswith("{") and p.endswith("}") else p for p in parts]
+        return sorted({unquote(p) for p in parts})
 
     # -- connection ------------------------------------------------------------------
 
@@ -364,10 +411,31 @@ class RedisSessionStore:
             except TypeError as exc:  # redis-py passes unknown URL options to the socket
                 raise ValidationError("sessions", f"{self.url}: {exc}") from None
 
+    @property
+    def client(self) -> redis.Redis:
+        """The redis-py client (a ``RedisCluster`` on a cluster). A closed store opens
+        its connections again when used, as a plain redis-py client does; a cluster
+        client this store made from a URL is made again for that."""
+        if self._client is None:
+            self._client = cast("redis.Redis", self._open_cluster())
+        return self._client
+
+    def _open_cluster(self) -> Any:
+        from redis.cluster import RedisCluster
+
+        with self._redis_errors():
+            return RedisCluster.from_url(
+                self._cluster_url,
+                socket_connect_timeout=_CONNECT_TIMEOUT_S,
+                socket_timeout=_SOCKET_TIMEOUT_S,
+            )
+
     def close(self) -> None:
         """Close the connections this store opened (a client passed in is left open)."""
-        if self._owns_client:
-            self.client.close()
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            if self.cluster:  # a closed RedisCluster cannot reconnect: made anew if used
+                self._client = None  # type: ignore[assignment]
 
     def __enter__(self) -> RedisSessionStore:
         return self
@@ -376,7 +444,10 @@ class RedisSessionStore:
         self.close()
 
     def __repr__(self) -> str:
-        return f"RedisSessionStore({self.url!r}, prefix={self.prefix!r}, ttl_seconds={self.ttl_seconds})"
+        return (
+            f"RedisSessionStore({self.url!r}, prefix={self.prefix!r}, "
+            f"ttl_seconds={self.ttl_seconds}, cluster={self.cluster})"
+        )
 
     # -- internals -------------------------------------------------------------------
 
@@ -393,12 +464,14 @@ class RedisSessionStore:
     def _redis_errors(self) -> Iterator[None]:
         """Map redis-py's errors to :class:`StoreError`, naming the URL (no password)."""
         from redis.exceptions import ConnectionError as RedisConnectionError
-        from redis.exceptions import RedisError
+        from redis.exceptions import RedisClusterException, RedisError
         from redis.exceptions import TimeoutError as RedisTimeoutError
 
         try:
             yield
         except (RedisConnectionError, RedisTimeoutError) as exc:
             raise StoreError(f"cannot reach Redis at {self.url}: {exc}") from exc
+        except RedisClusterException as exc:
+            raise StoreError(f"Redis Cluster at {self.url} failed: {exc}") from exc
         except RedisError as exc:
             raise StoreError(f"Redis at {self.url} failed: {exc}") from exc
