@@ -32,7 +32,7 @@ except ImportError:  # the otel extra is not installed
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-__all__ = ["INSTRUMENTATION_NAME", "Attributes", "traced", "tracer"]
+__all__ = ["INSTRUMENTATION_NAME", "Attributes", "mark_error", "traced", "tracer"]
 
 #: The instrumentation scope of every span mnemolayer makes.
 INSTRUMENTATION_NAME = "mnemolayer"
@@ -84,8 +84,9 @@ def traced(
 
     Returns:
         The decorator. The wrapped function keeps its name, docstring and signature
-        (``__wrapped__``); an exception it raises is recorded on the span (status
-        ``ERROR``) and re-raised unchanged.
+        (``__wrapped__``); an exception it raises sets the span's status to ``ERROR``
+        and its ``error.type`` attribute to the exception's qualified class name
+        (not its message, which may quote the input), and is re-raised unchanged.
     """
 
     def decorate(function: Callable[P, R]) -> Callable[P, R]:
@@ -95,15 +96,33 @@ def traced(
             if active is None:
                 return function(*args, **kwargs)
             with active.start_as_current_span(
-                name, attributes=_safely(on_call, *args, **kwargs)
+                name,
+                attributes=_safely(on_call, *args, **kwargs),
+                # An exception's message may quote the input (a field's value):
+                # the span gets the error's type only.
+                record_exception=False,
+                set_status_on_exception=False,
             ) as span:
-                result = function(*args, **kwargs)
+                try:
+                    result = function(*args, **kwargs)
+                except BaseException as exc:
+                    mark_error(span, exc)
+                    raise
                 span.set_attributes(_safely(on_result, result))
                 return result
 
         return call
 
     return decorate
+
+
+def mark_error(span: Any, exc: BaseException) -> None:
+    """Mark ``span`` failed by ``exc``: status ``ERROR`` and ``error.type`` (the
+    semantic conventions' attribute) set to the exception's qualified class name."""
+    assert _trace is not None  # a span exists only when OpenTelemetry does
+    kind = type(exc)
+    span.set_attribute("error.type", f"{kind.__module__}.{kind.__qualname__}")
+    span.set_status(_trace.Status(_trace.StatusCode.ERROR))
 
 
 def _safely(describe: Callable[..., Attributes], *args: Any, **kwargs: Any) -> Attributes:
