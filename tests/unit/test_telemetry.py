@@ -153,3 +153,25 @@ def test_traced_methods_keep_their_signatures_and_docstrings() -> None:
         assert inspect.signature(method) == inspect.signature(own), name
         assert method.__qualname__ == f"Memory.{name}"
         assert method.__doc__ == own.__doc__ and own.__doc__
+
+
+def test_async_memory_calls_are_children_of_the_awaiting_span(
+    exporter: InMemorySpanExporter,
+) -> None:
+    # AsyncMemory runs each call in a worker thread; the caller's span still parents it.
+    import anyio
+
+    from mnemolayer import AsyncMemory
+
+    async def turn() -> int:
+        async with AsyncMemory(":memory:", embedder="hashing") as amem:
+            tracer = trace.get_tracer_provider().get_tracer("app")
+            with tracer.start_as_current_span("agent turn") as span:
+                await amem.add("I like green tea", user_id=USER)
+                await amem.search("tea", user_id=USER)
+            return span.get_span_context().span_id
+
+    parent = anyio.run(turn)
+    ours = [s for s in exporter.get_finished_spans() if s.name.startswith("mnemolayer.")]
+    assert [s.name for s in ours] == ["mnemolayer.add", "mnemolayer.search"]
+    assert all(s.parent is not None and s.parent.span_id == parent for s in ours)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 from prometheus_client.core import GaugeMetricFamily
@@ -43,6 +43,8 @@ from mnemolayer.models import PENDING_KINDS
 from mnemolayer.telemetry import mark_error, tracer
 
 if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
+
     from mnemolayer.server.rest.tenants import TenantPool
 
 __all__ = ["HTTP_METHODS", "UNMATCHED", "Observe", "ServerMetrics"]
@@ -186,7 +188,7 @@ class Observe:
                 )
 
     async def _traced(
-        self, active: Any, scope: Scope, receive: Receive, send: Send, status: Callable[[], int]
+        self, active: Tracer, scope: Scope, receive: Receive, send: Send, status: Callable[[], int]
     ) -> None:
         from opentelemetry import propagate
         from opentelemetry.trace import SpanKind, Status, StatusCode
