@@ -13,7 +13,7 @@ import functools
 import os
 from collections.abc import Callable
 from datetime import datetime
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from mnemolayer import _validate as v
 from mnemolayer import registry
@@ -48,6 +48,7 @@ from mnemolayer.privacy.redact import RedactionConfig
 from mnemolayer.privacy.wiring import resolve_privacy
 from mnemolayer.protocols import Progress, Reranker
 from mnemolayer.retrieval.search import Searcher
+from mnemolayer.telemetry import Attributes, traced
 
 __all__ = ["Memory", "MessageInput", "Progress"]
 
@@ -73,6 +74,50 @@ def _delegate(
     call.__qualname__ = f"Memory.{method.__name__}"
     call.__module__ = __name__
     return call
+
+
+# Span attributes of the traced calls (mnemolayer.telemetry): counts and settings, never
+# content or ids. Each gets the call's arguments as the facade does, ``self`` first, and
+# passes them on unconverted: the call validates them, and a value OpenTelemetry cannot
+# carry is dropped by it with a warning.
+
+
+def _add_attributes(_self: Memory, messages: Any = None, /, **kw: Any) -> Attributes:
+    messages = kw.get("messages", messages)
+    count = len(messages) if isinstance(messages, list | tuple) else int(messages is not None)
+    return {"mnemolayer.add.messages": count, "mnemolayer.add.kind": kw.get("kind", "episodic")}
+
+
+def _added_attributes(result: Any) -> Attributes:
+    return {"mnemolayer.add.records": len(result), "mnemolayer.add.skipped": len(result.skipped)}
+
+
+def _search_attributes(_self: Memory, _query: Any = None, /, **kw: Any) -> Attributes:
+    return {
+        "mnemolayer.search.mode": kw.get("mode", "hybrid"),
+        "mnemolayer.search.limit": kw.get("limit", 10),
+        "mnemolayer.search.explain": kw.get("explain", False),
+        "mnemolayer.search.as_of": kw.get("as_of") is not None,
+    }
+
+
+def _hits_attributes(result: Any) -> Attributes:
+    return {"mnemolayer.search.hits": len(result)}
+
+
+def _context_attributes(_self: Memory, _query: Any = None, /, **kw: Any) -> Attributes:
+    return {
+        "mnemolayer.context.budget_tokens": kw.get("budget_tokens", 1500),
+        "mnemolayer.context.format": kw.get("format", "markdown"),
+    }
+
+
+def _packed_attributes(result: Any) -> Attributes:
+    return {
+        "mnemolayer.context.tokens": result.tokens,
+        "mnemolayer.context.items": sum(len(s.items) for s in result.sections),
+        "mnemolayer.context.dropped": sum(result.dropped.values()),
+    }
 
 
 class Memory:
@@ -267,10 +312,14 @@ class Memory:
 
     # -- episodic memory: write, read, rebuild -------------------------------------------
 
-    add = _delegate(EpisodicWriter.add, "_writer")
+    add = traced("mnemolayer.add", _add_attributes, _added_attributes)(
+        _delegate(EpisodicWriter.add, "_writer")
+    )
     update = _delegate(EpisodicWriter.update, "_writer")
     delete = _delegate(EpisodicWriter.delete, "_writer")
-    search = _delegate(EpisodicReader.search, "_reader")
+    search = traced("mnemolayer.search", _search_attributes, _hits_attributes)(
+        _delegate(EpisodicReader.search, "_reader")
+    )
     get = _delegate(EpisodicReader.get, "_reader")
     list = _delegate(EpisodicReader.list, "_reader")
     history = _delegate(EpisodicReader.history, "_reader")
@@ -297,7 +346,9 @@ class Memory:
     list_sessions = _delegate(Sessions.list_sessions, "_sessions")
     session_window = _delegate(Sessions.session_window, "_sessions")
     end_session = _delegate(Sessions.end_session, "_sessions")
-    context = _delegate(ContextBuilder.context, "_context")
+    context = traced("mnemolayer.context", _context_attributes, _packed_attributes)(
+        _delegate(ContextBuilder.context, "_context")
+    )
 
     # -- lifecycle -------------------------------------------------------------------------
 

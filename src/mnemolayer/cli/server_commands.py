@@ -110,8 +110,14 @@ def serve(
             show_default="off",
         ),
     ] = None,
+    metrics: Annotated[
+        bool,
+        typer.Option(
+            help="Serve Prometheus metrics at /metrics (the operator's key when keys are on)."
+        ),
+    ] = True,
 ) -> None:
-    """Run the REST server (see docs/rest.md)."""
+    """Run the REST server (see docs/rest.md; metrics and tracing: docs/observability.md)."""
     state = _state(ctx)
     if db is not None and data_dir is not None:
         raise ValidationError("--db", "give --db (one store, no keys) or --data-dir, not both")
@@ -127,6 +133,7 @@ def serve(
         max_body_bytes=max_body_bytes,
         maintain_every_s=every,
         privacy=state.privacy,
+        metrics=metrics,
     )
     if not settings.auth and not insecure_no_auth and not is_loopback(host):
         raise ValidationError(

@@ -5,23 +5,27 @@ wants their errors before the server runs."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio.to_thread
-from fastapi import Depends, FastAPI
+from fastapi import Depends, FastAPI, Request, Response
 from fastapi.routing import APIRoute
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from pydantic import BaseModel
 
 from mnemolayer import __version__
-from mnemolayer.server.rest.deps import ServerState
+from mnemolayer.server.rest.deps import Caller, ServerState, state_of
 from mnemolayer.server.rest.encoding import require_utf8
-from mnemolayer.server.rest.errors import BodyLimit, SafeJSONResponse, install_handlers
+from mnemolayer.server.rest.errors import ApiError, BodyLimit, SafeJSONResponse, install_handlers
 from mnemolayer.server.rest.keys import KeyStore
 from mnemolayer.server.rest.mem0 import PREFIX as MEM0_PREFIX
 from mnemolayer.server.rest.mem0 import router as mem0_router
+from mnemolayer.server.rest.observe import Observe, ServerMetrics
 from mnemolayer.server.rest.routes import ROUTERS
 from mnemolayer.server.rest.scheduler import MaintenanceScheduler
 from mnemolayer.server.rest.settings import DEFAULT_TENANT, ServerSettings
@@ -42,6 +46,21 @@ class Health(BaseModel):
 def _operation_id(route: APIRoute) -> str:
     # The handler's name: short, stable ids for generated clients (add_memories...).
     return route.name
+
+
+def _without_fastapi_telemetry() -> dict[str, Any]:
+    # Recent FastAPI versions trace and log requests themselves once an OpenTelemetry
+    # provider is set: their request spans carry the raw path (user ids, memory ids) and
+    # their logs a rejected request's input (memory content). mnemolayer's own request
+    # span (server.rest.observe) carries the route template only, so theirs is off.
+    if "telemetry" in inspect.signature(FastAPI.__init__).parameters:
+        return {"telemetry": {"tracing": False, "metrics": False, "logs": False}}
+    return {}
+
+
+def _pool(app: FastAPI) -> TenantPool | None:
+    state: ServerState | None = getattr(app.state, "mnemolayer", None)  # None until started
+    return state.pool if state is not None else None
 
 
 def open_state(settings: ServerSettings) -> ServerState:
@@ -132,14 +151,32 @@ def build_app(settings: ServerSettings, state: ServerState | None = None) -> Fas
         # Before any route reads them: ids that are not UTF-8 must not decode to one
         # replacement-character id (two users would become one).
         dependencies=[Depends(require_utf8)],
+        **_without_fastapi_telemetry(),
     )
     install_handlers(app, detail_prefixes=(MEM0_PREFIX + "/",))
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    metrics = ServerMetrics(lambda: _pool(app)) if settings.metrics else None
+    app.add_middleware(Observe, metrics=metrics)  # added last: outside the body limit
 
     @app.get("/healthz", response_model=Health, tags=["server"])
     async def health() -> Health:
         """Liveness: no key needed."""
         return Health(status="ok", version=__version__)
+
+    if metrics is not None:
+
+        @app.get("/metrics", include_in_schema=False)
+        def prometheus_metrics(request: Request, who: Caller) -> Response:
+            """Prometheus metrics, text exposition format (docs/observability.md): the
+            operator's key when the server has keys, none in single-user mode.
+
+            Raises:
+                ApiError: 401 without a valid key, 403 for a key other than the
+                    operator's (server-wide figures are no tenant's business).
+            """
+            if state_of(request).settings.auth and not who.operator:
+                raise ApiError(403, "forbidden", "/metrics needs the operator's API key")
+            return Response(generate_latest(metrics.registry), media_type=CONTENT_TYPE_LATEST)
 
     for router in ROUTERS:
         app.include_router(router)

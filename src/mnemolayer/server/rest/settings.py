@@ -99,12 +99,13 @@ def is_loopback(host: str) -> bool:
 
 
 def require_server_extra() -> None:
-    """Raise a clear error when FastAPI or uvicorn is missing.
+    """Raise a clear error when FastAPI, uvicorn or prometheus-client is missing.
 
     Raises:
         UsageError: naming the extra to install.
     """
-    missing = [m for m in ("fastapi", "uvicorn") if importlib.util.find_spec(m) is None]
+    needed = ("fastapi", "uvicorn", "prometheus_client")
+    missing = [m for m in needed if importlib.util.find_spec(m) is None]
     if missing:
         raise UsageError(
             f"the REST server needs {' and '.join(missing)}: pip install -e '.[server]' in the mnemolayer checkout"
@@ -131,6 +132,9 @@ class ServerSettings(BaseModel):
         max_body_bytes: larger request bodies get 413.
         maintain_every_s: run a maintenance pass over every tenant this often, in
             seconds (:mod:`mnemolayer.server.rest.scheduler`); ``None`` (default): never.
+        metrics: serve Prometheus metrics at ``GET /metrics`` (docs/observability.md);
+            with API keys on, only the operator's key may read them. ``False``: no
+            route and no request metrics.
         privacy: PII redaction at write for every tenant's store, as
             :func:`mnemolayer.privacy.resolve_privacy` reads it (``"default"``,
             ``"off"``, ``"email=mask,phone=mask"``…; ``Memory(privacy=...)``).
@@ -148,6 +152,7 @@ class ServerSettings(BaseModel):
     max_body_bytes: int = Field(DEFAULT_MAX_BODY_BYTES, ge=1024, le=1024**3)
     maintain_every_s: float | None = Field(None, ge=MIN_INTERVAL_S, le=MAX_INTERVAL_S)
     privacy: str = "default"
+    metrics: bool = True
 
     @model_validator(mode="after")
     def _one_store(self) -> ServerSettings:

@@ -80,6 +80,10 @@ class TenantPool:
                 self._stores[tenant] = mem
         return mem
 
+    def open_stores(self) -> list[Memory]:
+        """The stores open now (never opens one): what ``/metrics`` reads."""
+        return list(self._stores.values())
+
     def window_lock(self, tenant: str, *scope: str | None) -> threading.Lock:
         """The lock serialising requests on one working-memory window of ``tenant``."""
         self.get(tenant)
