@@ -8,7 +8,7 @@ import inspect
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -281,6 +281,41 @@ def test_explaining_or_a_read_only_store_does_not_count_accesses_and_a_busy_one_
     mem.search("green tea", user_id="u")
     assert mem.get(rec.id).access_count == 3 and not mem.store.access_log
     mem.close()
+
+
+def test_batched_access_counting_ranks_exactly_as_a_write_per_search(
+    new_db: Callable[[str], Any], clock: Any
+) -> None:
+    """Retention and reinforcement read the access counts: a search must see the
+    accesses of the searches before it whether they were written yet or not."""
+    texts = [
+        "I drink green tea every morning",
+        "Green tea with jasmine is my favourite",
+        "My sister drinks black tea",
+        "We had tea in Kyoto last spring",
+        "Coffee keeps me awake, tea does not",
+    ]
+    stores = {}
+    for name, size in (("per_search", 1), ("batched", 10_000)):
+        m = Memory(
+            new_db(name), embedder="hashing", clock=clock, extractor=None,
+            retrieval=RetrievalConfig(access_flush_size=size, access_flush_seconds=3600.0),
+        )  # fmt: skip
+        for t in texts:
+            m.add(t, user_id="u", importance=0.5)
+        stores[name] = m
+    clock.advance(days=90)  # old enough for retention to tell accessed memories apart
+    queries = ["green tea", "tea in Kyoto", "black tea", "tea", "jasmine", "coffee"] * 3
+    ranked: dict[str, list[list[tuple[str, float]]]] = {name: [] for name in stores}
+    for query in queries:
+        for name, m in stores.items():
+            hits = m.search(query, user_id="u", limit=5)
+            ranked[name].append([(h.memory.content, round(h.score, 9)) for h in hits])
+        clock.advance(hours=1)
+    assert len(stores["batched"].store.access_log) > 0  # nothing written yet
+    assert ranked["batched"] == ranked["per_search"]
+    for m in stores.values():
+        m.close()
 
 
 def test_searches_are_not_write_transactions_and_their_accesses_are_written_together(

@@ -12,7 +12,7 @@ from typing import Any
 
 from mnemolayer.models import MemoryRecord
 from mnemolayer.store.records import RecordsSQL
-from mnemolayer.store.rows import COLUMNS, TIME_FIELDS, AccessState, from_iso, iso
+from mnemolayer.store.rows import COLUMNS, TIME_FIELDS, AccessState, RankSignals, from_iso, iso
 from mnemolayer.store.txn import Txn
 
 __all__ = ["AccessLog", "StatesSQL"]
@@ -122,6 +122,41 @@ class StatesSQL(RecordsSQL):
         if log.due(flush_size, flush_after_s):
             self.flush_access(wait_s=wait_s)
         return True
+
+    def rank_signals(self, rowids: Sequence[int]) -> dict[int, RankSignals]:
+        """:meth:`RecordsSQL.rank_signals`, with the accesses still waiting in
+        :attr:`access_log` applied, so that ranking sees what it would see had every
+        search written its accesses at once (batching changes when they are written,
+        never what recall ranks on)."""
+        out = super().rank_signals(rowids)
+        log = self.__dict__.get("_access_log")
+        if not log or not out:
+            return out
+        waiting = log.snapshot()
+        ids = list(out)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self.read(
+                f"SELECT rowid, id FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
+                part,
+            )
+            for rid, mid in rows:
+                if mid not in waiting:
+                    continue
+                sig = out[rid]
+                times, update = waiting[mid]
+                state = AccessState(mid, sig.importance, sig.access_count, sig.last_accessed_at)
+                for _ in range(times):
+                    new = update(state)
+                    state = AccessState(
+                        mid, new["importance"], new["access_count"], new["last_accessed_at"]
+                    )
+                out[rid] = sig._replace(
+                    importance=state.importance,
+                    access_count=state.access_count,
+                    last_accessed_at=state.last_accessed_at,
+                )
+        return out
 
     @property
     def access_log(self) -> AccessLog:
