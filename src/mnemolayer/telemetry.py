@@ -111,6 +111,9 @@ def traced(
                 span.set_attributes(_safely(on_result, result))
                 return result
 
+        # A facade's delegate (mnemolayer.memory._delegate) is transparent: point at the
+        # service method itself, whose signature and docstring these are.
+        call.__wrapped__ = getattr(function, "__wrapped__", function)  # type: ignore[attr-defined]
         return call
 
     return decorate

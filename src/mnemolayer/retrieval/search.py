@@ -150,7 +150,9 @@ class Searcher(CandidateFinder):
             order = rerank_order(self.reranker, cfg, *args)
         partners = partners_all if cfg.collapse_facts else {}
         picked = collapse(order.tolist(), rowids, partners, req.limit)
-        records = self.store.get_many_by_rowid([r for _, group in picked for r in group])
+        records = self.store.with_waiting_access(
+            self.store.get_many_by_rowid([r for _, group in picked for r in group])
+        )
         hits: list[Hit] = []
         for i, group in picked:
             rid = rowids[i]

@@ -21,6 +21,16 @@ __all__ = ["AccessLog", "StatesSQL"]
 AccessUpdateFn = Callable[[AccessState], Mapping[str, Any]]
 
 
+def _reinforced(state: AccessState, times: int, update: AccessUpdateFn) -> AccessState:
+    """``state`` after ``times`` accesses, each applied by ``update``."""
+    for _ in range(times):
+        new = update(state)
+        state = AccessState(
+            state.id, new["importance"], new["access_count"], new["last_accessed_at"]
+        )
+    return state
+
+
 class AccessLog:
     """Accesses counted by recall in this process and not yet written to the store:
     memory id → (how many accesses, the latest search's update). Thread-safe.
@@ -144,18 +154,41 @@ class StatesSQL(RecordsSQL):
                 if mid not in waiting:
                     continue
                 sig = out[rid]
-                times, update = waiting[mid]
-                state = AccessState(mid, sig.importance, sig.access_count, sig.last_accessed_at)
-                for _ in range(times):
-                    new = update(state)
-                    state = AccessState(
-                        mid, new["importance"], new["access_count"], new["last_accessed_at"]
-                    )
+                state = _reinforced(
+                    AccessState(mid, sig.importance, sig.access_count, sig.last_accessed_at),
+                    *waiting[mid],
+                )
                 out[rid] = sig._replace(
                     importance=state.importance,
                     access_count=state.access_count,
                     last_accessed_at=state.last_accessed_at,
                 )
+        return out
+
+    def with_waiting_access(self, records: dict[int, MemoryRecord]) -> dict[int, MemoryRecord]:
+        """``records`` (by rowid) with the accesses still waiting in :attr:`access_log`
+        applied to copies (``access_count``, ``last_accessed_at``, ``importance``), as
+        :meth:`rank_signals` applies them: what a search returns and explains agrees
+        with what it ranked on. The records are not written back."""
+        log = self.__dict__.get("_access_log")
+        if not log:
+            return records
+        waiting = log.snapshot()
+        out = dict(records)
+        for rid, rec in records.items():
+            if rec.id not in waiting:
+                continue
+            state = _reinforced(
+                AccessState(rec.id, rec.importance, rec.access_count, rec.last_accessed_at),
+                *waiting[rec.id],
+            )
+            out[rid] = rec.model_copy(
+                update={
+                    "importance": state.importance,
+                    "access_count": state.access_count,
+                    "last_accessed_at": state.last_accessed_at,
+                }
+            )
         return out
 
     @property
@@ -211,13 +244,7 @@ class StatesSQL(RecordsSQL):
                 part,
             ).fetchall()
             for mid, imp, count, accessed in rows:
-                times, update = batch[mid]
-                state = AccessState(mid, imp, count, from_iso(accessed))
-                for _ in range(times):
-                    new = update(state)
-                    state = AccessState(
-                        mid, new["importance"], new["access_count"], new["last_accessed_at"]
-                    )
+                state = _reinforced(AccessState(mid, imp, count, from_iso(accessed)), *batch[mid])
                 changes.append(
                     (state.access_count, iso(state.last_accessed_at), state.importance, mid)
                 )
