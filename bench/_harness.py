@@ -326,3 +326,12 @@ def write_json(result: Mapping[str, Any], out: str | os.PathLike[str] | None) ->
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def loadavg() -> float | None:
+    """The machine's 1-minute load average, rounded (``None`` where the OS has none): how
+    many processes competed for the cores while a benchmark was timed."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None

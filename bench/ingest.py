@@ -38,7 +38,7 @@ import numpy as np
 
 from mnemolayer.errors import ValidationError
 
-from ._harness import TimedEmbedder, fresh_store, make_progress, workspace, write_json
+from ._harness import TimedEmbedder, fresh_store, loadavg, make_progress, workspace, write_json
 from .metrics import percentiles
 
 __all__ = ["load_messages", "print_ingest", "run_ingest"]
@@ -80,13 +80,6 @@ def busy_cores(busy: bool) -> Iterator[int]:
             p.wait()
 
 
-def _loadavg() -> float | None:
-    try:
-        return round(os.getloadavg()[0], 2)
-    except (AttributeError, OSError):
-        return None
-
-
 def _one_run(
     embedder: Any,
     messages: Sequence[dict[str, str]],
@@ -102,7 +95,7 @@ def _one_run(
     texts = [m["content"] for m in messages]
     timed = TimedEmbedder(embedder)
     extract = None if extractor == "none" else extractor
-    load_start = _loadavg()
+    load_start = loadavg()
     embed_s = add_s = 0.0
     task = bar.add_task(f"{label}: batched", total=len(messages), note="")
     path = fresh_store(workdir, f"ingest-{label}-batched")
@@ -146,7 +139,7 @@ def _one_run(
             "add_ms": percentiles(one_add),
             "ratio_p50": a50 / e50 if e50 > 0 else None,
         },
-        "loadavg_1min": [load_start, _loadavg()],
+        "loadavg_1min": [load_start, loadavg()],
     }
 
 

@@ -44,7 +44,7 @@ import numpy as np
 from mnemolayer.errors import ValidationError
 from mnemolayer.retrieval.ann import AnnConfig, UserAnn, ann_candidates, record_sims
 
-from ._harness import make_progress, workspace, write_json
+from ._harness import loadavg, make_progress, workspace, write_json
 from .metrics import percentiles
 
 __all__ = [
@@ -422,9 +422,7 @@ def _add_all(
     bar: Any,
 ) -> dict[str, Any]:
     """Add every memory, ``batch`` messages of one user per call; time the calls."""
-    by_user: dict[str, list[int]] = {}
-    for m, user in enumerate(plan.owner):
-        by_user.setdefault(user, []).append(m)
+    by_user = _records_by_user(plan)
     calls = [
         (user, np.array(ids[a : a + batch]))
         for user, ids in by_user.items()
@@ -483,6 +481,14 @@ def _timed_searches(
     return wall, cpu
 
 
+def _records_by_user(plan: _Plan) -> dict[str, list[int]]:
+    """Each user's memories (indices into the plan), in order."""
+    by_user: dict[str, list[int]] = {}
+    for m, user in enumerate(plan.owner):
+        by_user.setdefault(user, []).append(m)
+    return by_user
+
+
 def _search_all(
     mem: Any,
     plan: _Plan,
@@ -493,9 +499,7 @@ def _search_all(
     bar: Any,
 ) -> dict[str, Any]:
     """Cold first search of the big user, then timed searches per group."""
-    by_user: dict[str, list[int]] = {}
-    for m, user in enumerate(plan.owner):
-        by_user.setdefault(user, []).append(m)
+    by_user = _records_by_user(plan)
     out: dict[str, Any] = {}
     groups: list[tuple[str, list[tuple[str, int]]]] = []
     if plan.small:
@@ -523,7 +527,7 @@ def _search_all(
     task = bar.add_task("search", total=total, note="")
     start = 0
     for name, targets in groups:
-        load = _loadavg()
+        load = loadavg()
         ms, cpu = _timed_searches(
             mem, targets, data, staged, start, lambda: bar.update(task, advance=1)
         )
@@ -533,7 +537,7 @@ def _search_all(
             "mean": float(np.mean(ms)),
             "searches": len(ms),
             "cpu_ms": {**percentiles(cpu), "mean": float(np.mean(cpu))},
-            "loadavg_1min": [load, _loadavg()],
+            "loadavg_1min": [load, loadavg()],
         }
     return out
 
@@ -552,14 +556,12 @@ def _access_side_by_side(
     the same machine load."""
     if not plan.small:
         return {}
-    by_user: dict[str, list[int]] = {}
-    for m, user in enumerate(plan.owner):
-        by_user.setdefault(user, []).append(m)
+    by_user = _records_by_user(plan)
     searcher = mem._searcher
     batched = searcher.config
     per_search = batched.model_copy(update={"access_flush_size": 1})
     ms: dict[str, list[float]] = {"per_search": [], "batched": []}
-    load = _loadavg()
+    load = loadavg()
     for j in range(2 * queries):
         user = plan.small[int(rng.integers(len(plan.small)))]
         about = by_user[user][int(rng.integers(len(by_user[user])))]
@@ -570,21 +572,12 @@ def _access_side_by_side(
     searcher.config = batched
     mem.store.flush_access()
     out: dict[str, Any] = {k: percentiles(v) for k, v in ms.items()}
-    out["loadavg_1min"] = [load, _loadavg()]
+    out["loadavg_1min"] = [load, loadavg()]
     return out
 
 
 def _noop() -> None:
     return None
-
-
-def _loadavg() -> float | None:
-    """The machine's 1-minute load average (``None`` where the OS has none): how many
-    processes competed for the cores while the searches were timed."""
-    try:
-        return round(os.getloadavg()[0], 2)
-    except (AttributeError, OSError):
-        return None
 
 
 def _ann_figures(
