@@ -62,7 +62,8 @@ def print_load(result: dict[str, Any], console: Console | None = None) -> None:
 
 def plot_load(result: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     """Three panels over time: latency p50/p95/p99 of all requests, throughput (requests
-    per second, failures apart) and each server's resident memory.
+    per second, failures apart) and each server's resident memory (and CPU, where
+    sampled).
 
     Returns:
         The path written (parents created).
@@ -86,13 +87,19 @@ def plot_load(result: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     rps.set_ylabel("throughput")
     rps.set_ylim(bottom=0)
     rps.legend(loc="lower right")
+    cpu = mem.twinx()
     for i, server in enumerate(result["servers"]):
-        mem.plot([s[0] for s in server["samples"]], [s[1] for s in server["samples"]],
-                 label=f"replica {i + 1}")  # fmt: skip
+        times = [s[0] for s in server["samples"]]
+        mem.plot(times, [s[1] for s in server["samples"]], label=f"replica {i + 1} RSS")
+        if any(s[2] is not None for s in server["samples"]):
+            cpu.plot(times, [s[2] for s in server["samples"]], ":", label=f"replica {i + 1} CPU")
     mem.set_ylabel("server RSS, MiB")
+    cpu.set_ylabel("server CPU, % of a core")
     mem.set_xlabel("seconds")
     mem.set_ylim(bottom=0)
-    mem.legend(loc="lower right")
+    cpu.set_ylim(bottom=0)
+    mem.legend(loc="lower left")
+    cpu.legend(loc="lower right")
     load = result["loadavg"]
     fig.suptitle(
         f"bench load: {cfg['agents']} agents, {cfg['replicas']} replica(s), {cfg['store']}, "

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +13,8 @@ from typing import Any
 from mnemolayer.errors import ValidationError
 
 from .._harness import file_sha256, make_progress, workspace, write_json
-from ..metrics import percentiles
-from .servers import Sampler, StoreSpec, serve
+from .servers import Sampler, Served, StoreSpec, serve
+from .stats import RequestLog, errors, operations, rounded_percentiles, timeline
 
 __all__ = ["LoadOptions", "failed", "load_corpus", "run_load"]
 
@@ -55,7 +54,8 @@ class LoadOptions:
     seed: int = 0
 
     def check(self) -> None:
-        """Raises ValidationError naming the option that is out of range."""
+        """Raises ValidationError naming the option that is out of range (before anything
+        starts or locust is imported)."""
         for name, value, low in (
             ("--replicas", self.replicas, 1),
             ("--agents", self.agents, 1),
@@ -73,6 +73,7 @@ class LoadOptions:
             raise ValidationError("--spawn-rate", f"must be positive, got {self.spawn_rate:g}")
         if self.interval_s <= 0:
             raise ValidationError("--interval", f"must be positive, got {self.interval_s:g}")
+        StoreSpec.parse(self.store).check_replicas(self.replicas)
 
 
 def load_corpus(path: Path) -> tuple[list[dict[str, str]], list[str]]:
@@ -108,102 +109,106 @@ def _loadavg() -> list[float] | None:
         return None
 
 
-class _Log:
-    """Every request the agents made: (seconds since start, operation, ms, error)."""
+@dataclass
+class _Run:
+    """What one run of the agents left: every request, the samples, the agents'
+    exceptions, its length in seconds, and each replica's tracebacks (by pid, its URL)."""
 
-    def __init__(self) -> None:
-        self.start = time.monotonic()
-        self.rows: list[tuple[float, str, float, str | None]] = []
-
-    def on_request(
-        self, *, name: str, response_time: float, exception: Any = None, **_: Any
-    ) -> None:
-        error = None if exception is None else str(exception)[:300]
-        self.rows.append((time.monotonic() - self.start, name, float(response_time), error))
-
-    def failures(self) -> int:
-        return sum(1 for row in self.rows if row[3] is not None)
+    log: RequestLog
+    sampler: Sampler
+    exceptions: list[dict[str, Any]]
+    seconds: float
+    urls: dict[int, str]
+    tracebacks: int
 
 
-def _operations(rows: Sequence[tuple[float, str, float, str | None]], seconds: float) -> Any:
-    by_op: dict[str, list[float]] = {}
-    failed: Counter[str] = Counter()
-    for _, name, ms, error in rows:
-        by_op.setdefault(name, []).append(ms)
-        failed[name] += error is not None
-    out = {}
-    for name, times in sorted(by_op.items()):
-        out[name] = {
-            "requests": len(times),
-            "failures": failed[name],
-            "rps": round(len(times) / seconds, 2),
-            **{k: None if v is None else round(v, 2) for k, v in percentiles(times).items()},
-            "mean": round(sum(times) / len(times), 2),
-            "max": round(max(times), 2),
-        }
-    return out
+def _plan(
+    opts: LoadOptions, spec: StoreSpec, served: Served, corpus: tuple[list[Any], list[str]]
+) -> Any:
+    from .agents import Identity, Plan  # imports locust, which patches for gevent
 
-
-def _timeline(
-    rows: Sequence[tuple[float, str, float, str | None]], interval: float, seconds: float
-) -> list[dict[str, Any]]:
-    buckets: list[list[tuple[float, bool]]] = [[] for _ in range(max(1, round(seconds / interval)))]
-    for t, _, ms, error in rows:
-        buckets[min(int(t / interval), len(buckets) - 1)].append((ms, error is not None))
-    out = []
-    for i, bucket in enumerate(buckets):
-        times = [ms for ms, _ in bucket]
-        pct = percentiles(times)
-        out.append(
-            {
-                "t": round((i + 1) * interval, 2),
-                "requests": len(times),
-                "rps": round(len(times) / interval, 2),
-                "failures": sum(1 for _, bad in bucket if bad),
-                **{k: None if v is None else round(v, 2) for k, v in pct.items()},
-            }
-        )
-    return out
-
-
-def _errors(rows: Sequence[tuple[float, str, float, str | None]]) -> list[dict[str, Any]]:
-    seen = Counter((name, error) for _, name, _, error in rows if error is not None)
-    return [
-        {"operation": name, "message": message, "count": n}
-        for (name, message), n in seen.most_common(20)
+    tenants = list(served.keys)
+    # Without keys every tenant is one store: the tenant prefixes the user id instead.
+    identities = [
+        Identity(t, f"user{u}" if spec.keyed else f"{t}-user{u}", served.keys[t])
+        for u in range(opts.users)
+        for t in tenants
     ]
+    return Plan(
+        bases=[r.url for r in served.replicas],
+        identities=identities,
+        turns=corpus[0],
+        questions=corpus[1],
+        think=opts.think,
+        seed=opts.seed,
+    )
 
 
-def _drive(opts: LoadOptions, plan: Any, pids: Sequence[int], show_progress: bool) -> Any:
-    """Run the agents for ``opts.duration_s`` seconds; the log, sampler and exceptions."""
+def _drive(opts: LoadOptions, plan: Any, served: Served, show_progress: bool) -> _Run:
+    """Run the agents for ``opts.duration_s`` seconds, sampling every ``interval_s``."""
     import gevent
     from locust.env import Environment
 
     from .agents import agent_class
 
     env = Environment(user_classes=[agent_class(plan)], catch_exceptions=True)
-    log = _Log()
+    log = RequestLog()
     env.events.request.add_listener(log.on_request)
     runner = env.create_local_runner()
-    sampler = Sampler([*pids, os.getpid()], start=log.start)
+    urls = {r.proc.pid: r.url for r in served.replicas}
+    sampler = Sampler([*urls, os.getpid()], start=log.start)
     sampler.sample()
     with make_progress(show_progress) as bar:
         progress = bar.add_task("load", total=round(opts.duration_s), note="")
         runner.start(opts.agents, spawn_rate=opts.spawn_rate)
         deadline = log.start + opts.duration_s
+        next_line = 60.0
         while (now := time.monotonic()) < deadline:
             gevent.sleep(min(opts.interval_s, deadline - now))
             sampler.sample()
             elapsed = time.monotonic() - log.start
             note = f"{len(log.rows) / elapsed:.1f} req/s, {log.failures()} errors"
             bar.update(progress, completed=min(round(elapsed), round(opts.duration_s)), note=note)
+            if show_progress and not bar.console.is_terminal and elapsed >= next_line:
+                # No live bar in a log file: a line a minute instead.
+                print(f"load: {elapsed:.0f} s of {opts.duration_s:.0f}, {note}", flush=True)
+                next_line += 60
         runner.quit()
-    seconds = time.monotonic() - log.start
     exceptions = [
         {"message": str(e["msg"]), "count": e["count"], "traceback": str(e["traceback"])[-2000:]}
         for e in runner.exceptions.values()
     ]
-    return log, sampler, exceptions, seconds
+    tracebacks = sum(r.log_text().count("Traceback") for r in served.replicas)
+    return _Run(log, sampler, exceptions, time.monotonic() - log.start, urls, tracebacks)
+
+
+def _figures(run: _Run, interval_s: float) -> dict[str, Any]:
+    rows = run.log.rows
+    return {
+        "totals": {
+            "requests": len(rows),
+            "failures": run.log.failures(),
+            "exceptions": sum(e["count"] for e in run.exceptions),
+            "server_tracebacks": run.tracebacks,
+            "rps": round(len(rows) / run.seconds, 2),
+            "seconds": round(run.seconds, 2),
+            **rounded_percentiles(r[2] for r in rows),
+        },
+        "operations": operations(rows, run.seconds),
+        "timeline": timeline(rows, interval_s, run.seconds),
+        "servers": [
+            {
+                "url": url,
+                "requests": run.log.by_replica[url],
+                "samples": run.sampler.samples[pid],
+                "rss_peak_mib": max((s[1] or 0.0 for s in run.sampler.samples[pid]), default=None),
+            }
+            for pid, url in run.urls.items()
+        ],
+        "client": {"samples": run.sampler.samples[os.getpid()]},
+        "errors": errors(rows),
+        "exceptions": run.exceptions,
+    }
 
 
 def run_load(
@@ -217,114 +222,80 @@ def run_load(
 
     Returns:
         ``{"benchmark": "load", "config", "loadavg": {"start", "end"} (1, 5, 15 min),
-        "totals": {"requests", "failures", "rps", "seconds", ...}, "operations":
-        {name: {"requests", "failures", "rps", "p50", "p95", "p99", "mean", "max"}} (ms),
-        "timeline": [{"t", "requests", "rps", "failures", "p50", "p95", "p99"}],
-        "servers": [{"url", "rss_mib": [[t, MiB, CPU %]...], ...}], "client", "errors"}``.
+        "totals": {"requests", "failures", "exceptions", "server_tracebacks", "rps",
+        "seconds", "p50", "p95", "p99"}, "operations": {name: {"requests", "failures",
+        "rps", "p50", "p95", "p99", "mean", "max"}} (ms), "timeline": [{"t", "requests",
+        "rps", "failures", "p50", "p95", "p99"}], "servers": [{"url", "requests",
+        "samples": [[t s, RSS MiB, CPU %]...], "rss_peak_mib"}], "client": {"samples"}
+        (the load generator), "errors", "exceptions"}``.
 
     Raises:
         ValidationError: an option out of range or a bad ``--data``/``--store``.
         MnemolayerRuntimeError: a server did not start.
     """
-    from mnemolayer import __version__
     from mnemolayer.cli.demo import SAMPLE
-
-    from .agents import WEIGHTS, Identity, Plan
 
     opts.check()
     spec = StoreSpec.parse(opts.store)
     data = opts.data or SAMPLE
-    turns, questions = load_corpus(data)
-    tenants = [f"tenant{i}" for i in range(opts.tenants)]
+    corpus = load_corpus(data)
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     load_start = _loadavg()
     with (
         workspace(workdir) as wd,
         serve(
             spec,
             replicas=opts.replicas,
-            tenants=tenants,
+            tenants=[f"tenant{i}" for i in range(opts.tenants)],
             embedder=opts.embedder,
             extractor=opts.extractor,
             workdir=Path(wd),
             server_args=opts.server_args,
         ) as served,
     ):
-        # Without keys every tenant is one store: the tenant prefixes the user id instead.
-        identities = [
-            Identity(t, f"user{u}" if spec.keyed else f"{t}-user{u}", served.keys[t])
-            for u in range(opts.users)
-            for t in tenants
-        ]
-        plan = Plan(
-            bases=[r.url for r in served.replicas],
-            identities=identities,
-            turns=turns,
-            questions=questions,
-            think=opts.think,
-            seed=opts.seed,
-        )
-        pids = [r.proc.pid for r in served.replicas]
-        log, sampler, exceptions, seconds = _drive(opts, plan, pids, show_progress)
-        logs = {r.url: r.log_text() for r in served.replicas}
-        urls = {r.proc.pid: r.url for r in served.replicas}
-    load_end = _loadavg()
-    import locust
-
+        run = _drive(opts, _plan(opts, spec, served, corpus), served, show_progress)
+    config = _config(opts, spec, served.store, data, len(corpus[0]), len(corpus[1]))
     result: dict[str, Any] = {
         "benchmark": "load",
-        "config": {
-            "store": served.store,
-            "replicas": opts.replicas,
-            "auth": spec.keyed,
-            "agents": opts.agents,
-            "tenants": opts.tenants,
-            "users_per_tenant": opts.users,
-            "duration_s": opts.duration_s,
-            "spawn_rate": opts.spawn_rate,
-            "think_s": list(opts.think),
-            "weights": WEIGHTS,
-            "embedder": opts.embedder,
-            "extractor": opts.extractor,
-            "server_args": list(opts.server_args),
-            "data": {"path": str(Path(data).resolve()), "sha256": file_sha256(data)},
-            "turns": len(turns),
-            "questions": len(questions),
-            "seed": opts.seed,
-            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "cores": os.cpu_count(),
-            "sampler": sampler.source,
-            "mnemolayer_version": __version__,
-            "locust_version": locust.__version__,
-        },
-        "loadavg": {"start": load_start, "end": load_end},
-        "totals": {
-            "requests": len(log.rows),
-            "failures": log.failures(),
-            "exceptions": sum(e["count"] for e in exceptions),
-            "server_tracebacks": sum(text.count("Traceback") for text in logs.values()),
-            "rps": round(len(log.rows) / seconds, 2),
-            "seconds": round(seconds, 2),
-            **{
-                k: None if v is None else round(v, 2)
-                for k, v in percentiles(r[2] for r in log.rows).items()
-            },
-        },
-        "operations": _operations(log.rows, seconds),
-        "timeline": _timeline(log.rows, opts.interval_s, seconds),
-        "servers": [
-            {
-                "url": urls[pid],
-                "samples": sampler.samples[pid],
-                "rss_peak_mib": max((s[1] or 0.0 for s in sampler.samples[pid]), default=None),
-            }
-            for pid in pids
-        ],
-        "client": {"samples": sampler.samples[os.getpid()]},
-        "errors": _errors(log.rows),
-        "exceptions": exceptions,
+        "config": {**config, "date": started, "sampler": run.sampler.source},
+        "loadavg": {"start": load_start, "end": _loadavg()},
+        **_figures(run, opts.interval_s),
     }
     write_json(result, out)
     return result
+
+
+def _config(
+    opts: LoadOptions, spec: StoreSpec, store: str, data: Path, turns: int, questions: int
+) -> dict[str, Any]:
+    import locust
+
+    from mnemolayer import __version__
+
+    from .agents import WEIGHTS
+
+    return {
+        "store": store,
+        "replicas": opts.replicas,
+        "auth": spec.keyed,
+        "agents": opts.agents,
+        "tenants": opts.tenants,
+        "users_per_tenant": opts.users,
+        "duration_s": opts.duration_s,
+        "spawn_rate": opts.spawn_rate,
+        "think_s": list(opts.think),
+        "weights": WEIGHTS,
+        "embedder": opts.embedder,
+        "extractor": opts.extractor,
+        "server_args": list(opts.server_args),
+        "data": {"path": str(Path(data).resolve()), "sha256": file_sha256(data)},
+        "turns": turns,
+        "questions": questions,
+        "seed": opts.seed,
+        "cores": os.cpu_count(),
+        "mnemolayer_version": __version__,
+        "locust_version": locust.__version__,
+    }
 
 
 def failed(result: dict[str, Any]) -> int:

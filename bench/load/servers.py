@@ -66,6 +66,15 @@ class StoreSpec:
         """Whether the servers require API keys (one per tenant)."""
         return self.kind == "sqlite"
 
+    def check_replicas(self, replicas: int) -> None:
+        """Raises ValidationError (``--replicas``) for more than one replica of a data dir."""
+        if self.kind == "sqlite" and replicas > 1:
+            raise ValidationError(
+                "--replicas",
+                "an SQLite data directory is served by one process; "
+                "replicas need a shared store (--store postgres or a postgresql:// URL)",
+            )
+
     def describe(self) -> str:
         """The spec for the results, without a password."""
         if self.url is None:
@@ -199,12 +208,7 @@ def serve(
             a bad spec, a work directory in use.
         MnemolayerRuntimeError: a server exited or did not answer in time (with its log).
     """
-    if spec.kind == "sqlite" and replicas > 1:
-        raise ValidationError(
-            "--replicas",
-            "an SQLite data directory is served by one process; "
-            "replicas need a shared store (--store postgres or a postgresql:// URL)",
-        )
+    spec.check_replicas(replicas)
     with _store_args(spec, workdir, tenants) as (store_args, keys):
         args = ["--embedder", embedder, "--extractor", extractor, *store_args, *server_args]
         started: list[Replica] = []
