@@ -717,7 +717,11 @@ def load(
     embedder: BenchEmbedder = None,
     extractor: BenchExtractor = None,
     server_arg: Annotated[
-        list[str] | None, typer.Option(help="One more `mnemolayer serve` argument (repeatable).")
+        list[str] | None,
+        typer.Option(
+            help="One more `mnemolayer serve` argument for every replica (repeatable; "
+            "--server-arg=--flag for one that starts with --)."
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seeds the agents' choices.")] = 0,
     workdir: WorkdirOpt = None,

@@ -143,11 +143,12 @@ def _store_args(
         yield ["--db", url], no_keys
 
 
-def _start(workdir: Path, args: Sequence[str]) -> Replica:
+def _start(workdir: Path, models: Sequence[str], args: Sequence[str]) -> Replica:
+    """``mnemolayer MODELS serve --port P ARGS`` on a free port, its output in a log."""
     port = _free_port()
     log = workdir / f"server-{port}.log"
-    cmd = [sys.executable, "-m", "mnemolayer", *args[:4], "serve", "--port", str(port)]
-    cmd += ["--log-level", "warning", *args[4:]]
+    cmd = [sys.executable, "-m", "mnemolayer", *models, "serve", "--port", str(port)]
+    cmd += ["--log-level", "warning", *args]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     return Replica(f"http://127.0.0.1:{port}", proc, log)
@@ -210,11 +211,11 @@ def serve(
     """
     spec.check_replicas(replicas)
     with _store_args(spec, workdir, tenants) as (store_args, keys):
-        args = ["--embedder", embedder, "--extractor", extractor, *store_args, *server_args]
+        models = ["--embedder", embedder, "--extractor", extractor]
         started: list[Replica] = []
         try:
             for _ in range(replicas):
-                started.append(_start(workdir, args))
+                started.append(_start(workdir, models, [*store_args, *server_args]))
             _wait_healthy(started)
             yield Served(started, keys, spec.describe())
         finally:
