@@ -26,6 +26,7 @@ from mnemolayer.extract.base import Extractor
 from mnemolayer.extract.summarize import Summarizer
 from mnemolayer.layers.episodic.enrich import Enricher
 from mnemolayer.layers.episodic.model import EmbeddingGuard
+from mnemolayer.layers.episodic.queue import Backlog, EmbedQueueConfig, resolve_queue
 from mnemolayer.layers.episodic.read import EpisodicReader
 from mnemolayer.layers.episodic.reindex import Reindexer
 from mnemolayer.layers.episodic.write import EpisodicWriter, MessageInput
@@ -181,6 +182,15 @@ class Memory:
             :class:`~mnemolayer.protocols.Reranker`; ``RetrievalConfig.rerank_top`` and
             ``rerank_weight`` set how far it reaches (:mod:`mnemolayer.retrieval.reranking`).
             A reranker failing at search time leaves recall's own order.
+        embed_queue: embed in the background (:mod:`mnemolayer.layers.episodic.queue`):
+            ``True`` (default settings) or an
+            :class:`~mnemolayer.layers.episodic.queue.EmbedQueueConfig`. :meth:`add`
+            then stores the words (durable, keyword-searchable, returned) with their
+            embedding pending and a worker thread embeds pending records in batches
+            across calls; :meth:`flush` waits for it, :meth:`close` waits up to
+            ``close_wait_s`` and leaves the rest pending in the store, for the next
+            opener. ``None`` / ``False`` (default): each :meth:`add` embeds its records
+            before it returns, so a search right after it ranks them by vector too.
 
     Attributes:
         keyring: the :class:`~mnemolayer.crypto.KeyRing` of an encrypted store, else
@@ -208,8 +218,10 @@ class Memory:
         privacy: RedactionConfig | str | bool | None = "default",
         encryption: EncryptionConfig | bool | None = None,
         reranker: Reranker | str | None = None,
+        embed_queue: EmbedQueueConfig | bool | None = None,
     ) -> None:
         where = registry.store_target(path, encryption)  # nothing is opened yet
+        self._queue_config = resolve_queue(embed_queue)
         self.path = where.path
         self.embedder = registry.get_embedder(embedder)
         self.retrieval = retrieval or RetrievalConfig()
@@ -249,6 +261,13 @@ class Memory:
         self._searcher = Searcher(self.store, self.embedder, self.retrieval)
         self._searcher.reranker = self.reranker
         self._wire()
+        try:
+            self._backlog = Backlog(self.store, self._guard, self._now, self._queue_config)
+        except BaseException:
+            self._close_store()
+            raise
+        if self._backlog.queue is not None:
+            self._writer.deferred = self._backlog.wake
 
     def _wire(self) -> None:
         """Build the services over the resolved parts."""
@@ -325,6 +344,8 @@ class Memory:
     history = _delegate(EpisodicReader.history, "_reader")
     stats = _delegate(EpisodicReader.stats, "_reader")
     reindex = _delegate(Reindexer.reindex, "_reindexer")
+    flush = _delegate(Backlog.flush, "_backlog")
+    pending = _delegate(Backlog.pending, "_backlog")
     extract_facts = _delegate(Reindexer.extract_facts, "_reindexer")
 
     # -- semantic and procedural memory ----------------------------------------------------
@@ -371,8 +392,11 @@ class Memory:
     def close(self) -> None:
         """Close the store, and what this object opened from names: an LLM extractor's or
         summariser's HTTP client, a Redis session store's connection (objects passed in
-        are left to their owner). The object must not be used afterwards."""
+        are left to their owner). With ``embed_queue``, the queue is given up to its
+        ``close_wait_s`` to empty first; what it has not embedded stays pending in the
+        store. The object must not be used afterwards."""
         try:
+            self._backlog.close()
             for part in self._owned:
                 closer = getattr(part, "close", None)
                 if callable(closer):
