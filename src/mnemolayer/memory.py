@@ -13,7 +13,7 @@ import functools
 import os
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 from mnemolayer import _validate as v
 from mnemolayer import registry
@@ -49,7 +49,15 @@ from mnemolayer.privacy.redact import RedactionConfig
 from mnemolayer.privacy.wiring import resolve_privacy
 from mnemolayer.protocols import Progress, Reranker
 from mnemolayer.retrieval.search import Searcher
-from mnemolayer.telemetry import Attributes, traced
+from mnemolayer.telemetry import (
+    add_attributes,
+    added_attributes,
+    context_attributes,
+    hits_attributes,
+    packed_attributes,
+    search_attributes,
+    traced,
+)
 
 __all__ = ["Memory", "MessageInput", "Progress"]
 
@@ -75,50 +83,6 @@ def _delegate(
     call.__qualname__ = f"Memory.{method.__name__}"
     call.__module__ = __name__
     return call
-
-
-# Span attributes of the traced calls (mnemolayer.telemetry): counts and settings, never
-# content or ids. Each gets the call's arguments as the facade does, ``self`` first, and
-# passes them on unconverted: the call validates them, and a value OpenTelemetry cannot
-# carry is dropped by it with a warning.
-
-
-def _add_attributes(_self: Memory, messages: Any = None, /, **kw: Any) -> Attributes:
-    messages = kw.get("messages", messages)
-    count = len(messages) if isinstance(messages, list | tuple) else int(messages is not None)
-    return {"mnemolayer.add.messages": count, "mnemolayer.add.kind": kw.get("kind", "episodic")}
-
-
-def _added_attributes(result: Any) -> Attributes:
-    return {"mnemolayer.add.records": len(result), "mnemolayer.add.skipped": len(result.skipped)}
-
-
-def _search_attributes(_self: Memory, _query: Any = None, /, **kw: Any) -> Attributes:
-    return {
-        "mnemolayer.search.mode": kw.get("mode", "hybrid"),
-        "mnemolayer.search.limit": kw.get("limit", 10),
-        "mnemolayer.search.explain": kw.get("explain", False),
-        "mnemolayer.search.as_of": kw.get("as_of") is not None,
-    }
-
-
-def _hits_attributes(result: Any) -> Attributes:
-    return {"mnemolayer.search.hits": len(result)}
-
-
-def _context_attributes(_self: Memory, _query: Any = None, /, **kw: Any) -> Attributes:
-    return {
-        "mnemolayer.context.budget_tokens": kw.get("budget_tokens", 1500),
-        "mnemolayer.context.format": kw.get("format", "markdown"),
-    }
-
-
-def _packed_attributes(result: Any) -> Attributes:
-    return {
-        "mnemolayer.context.tokens": result.tokens,
-        "mnemolayer.context.items": sum(len(s.items) for s in result.sections),
-        "mnemolayer.context.dropped": sum(result.dropped.values()),
-    }
 
 
 class Memory:
@@ -182,15 +146,11 @@ class Memory:
             :class:`~mnemolayer.protocols.Reranker`; ``RetrievalConfig.rerank_top`` and
             ``rerank_weight`` set how far it reaches (:mod:`mnemolayer.retrieval.reranking`).
             A reranker failing at search time leaves recall's own order.
-        embed_queue: embed in the background (:mod:`mnemolayer.layers.episodic.queue`):
-            ``True`` (default settings) or an
-            :class:`~mnemolayer.layers.episodic.queue.EmbedQueueConfig`. :meth:`add`
-            then stores the words (durable, keyword-searchable, returned) with their
-            embedding pending and a worker thread embeds pending records in batches
-            across calls; :meth:`flush` waits for it, :meth:`close` waits up to
-            ``close_wait_s`` and leaves the rest pending in the store, for the next
-            opener. ``None`` / ``False`` (default): each :meth:`add` embeds its records
-            before it returns, so a search right after it ranks them by vector too.
+        embed_queue: ``True`` or an
+            :class:`~mnemolayer.layers.episodic.queue.EmbedQueueConfig`: :meth:`add`
+            stores the words with their embedding pending and a worker thread embeds
+            them in batches across calls (:mod:`mnemolayer.layers.episodic.queue`;
+            :meth:`flush` waits for it). ``None`` (default): :meth:`add` embeds first.
 
     Attributes:
         keyring: the :class:`~mnemolayer.crypto.KeyRing` of an encrypted store, else
@@ -261,11 +221,7 @@ class Memory:
         self._searcher = Searcher(self.store, self.embedder, self.retrieval)
         self._searcher.reranker = self.reranker
         self._wire()
-        try:
-            self._backlog = Backlog(self.store, self._guard, self._now, self._queue_config)
-        except BaseException:
-            self._close_store()
-            raise
+        self._backlog = Backlog(self.store, self._guard, self._now, self._queue_config)
         if self._backlog.queue is not None:
             self._writer.deferred = self._backlog.wake
 
@@ -331,12 +287,12 @@ class Memory:
 
     # -- episodic memory: write, read, rebuild -------------------------------------------
 
-    add = traced("mnemolayer.add", _add_attributes, _added_attributes)(
+    add = traced("mnemolayer.add", add_attributes, added_attributes)(
         _delegate(EpisodicWriter.add, "_writer")
     )
     update = _delegate(EpisodicWriter.update, "_writer")
     delete = _delegate(EpisodicWriter.delete, "_writer")
-    search = traced("mnemolayer.search", _search_attributes, _hits_attributes)(
+    search = traced("mnemolayer.search", search_attributes, hits_attributes)(
         _delegate(EpisodicReader.search, "_reader")
     )
     get = _delegate(EpisodicReader.get, "_reader")
@@ -367,7 +323,7 @@ class Memory:
     list_sessions = _delegate(Sessions.list_sessions, "_sessions")
     session_window = _delegate(Sessions.session_window, "_sessions")
     end_session = _delegate(Sessions.end_session, "_sessions")
-    context = traced("mnemolayer.context", _context_attributes, _packed_attributes)(
+    context = traced("mnemolayer.context", context_attributes, packed_attributes)(
         _delegate(ContextBuilder.context, "_context")
     )
 
@@ -392,9 +348,8 @@ class Memory:
     def close(self) -> None:
         """Close the store, and what this object opened from names: an LLM extractor's or
         summariser's HTTP client, a Redis session store's connection (objects passed in
-        are left to their owner). With ``embed_queue``, the queue is given up to its
-        ``close_wait_s`` to empty first; what it has not embedded stays pending in the
-        store. The object must not be used afterwards."""
+        are left to their owner); the embedding queue first (:meth:`EmbedQueue.close
+        <mnemolayer.layers.episodic.queue.EmbedQueue.close>`). Not to be used afterwards."""
         try:
             self._backlog.close()
             for part in self._owned:

@@ -207,9 +207,11 @@ def test_the_async_facade_queues_and_flushes(db_path: Path, clock: Any) -> None:
 
 
 @pytest.mark.parametrize("bad", ["yes", 1, {"batch": 8}])
-def test_a_bad_embed_queue_argument_is_refused_before_anything_is_opened(bad: Any) -> None:
+def test_a_bad_embed_queue_argument_is_refused_before_anything_is_opened(
+    db_path: Path, bad: Any
+) -> None:
     with pytest.raises(ValidationError) as info:
-        Memory(":memory:", embedder="hashing", embed_queue=bad)
+        Memory(db_path, embedder="hashing", embed_queue=bad)
     assert info.value.field == "embed_queue"
 
 

@@ -87,10 +87,8 @@ class EpisodicWriter:
         clock: returns "now" (aware UTC).
         guard: refuses writes while the store's vectors are another model's.
 
-    Attributes:
-        deferred: when set, records are stored with their embedding pending instead of
-            embedded here, and this is called after each write that stored such records
-            (the background queue's wake-up: :mod:`~mnemolayer.layers.episodic.queue`).
+    ``deferred``, when set, leaves embedding to the background queue: records are stored
+    pending, and it is called after each write (:mod:`~mnemolayer.layers.episodic.queue`).
     """
 
     def __init__(
@@ -432,11 +430,9 @@ class EpisodicWriter:
         marked pending embedding (the keyword terms are there either way)."""
         drafts = [d for p in pending for d in p.drafts.values()]
         both = [*records, *drafts]
-        # Deferred to the background queue: stored pending, as if the embedder were down
-        # (but quietly: nothing failed).
-        vectors = (
-            None if self.deferred is not None and both else embed_or_defer(self.embedder, both)
-        )
+        # With the queue: stored pending, as when the embedder is down (quietly: no failure).
+        defer = self.deferred is not None and bool(both)
+        vectors = None if defer else embed_or_defer(self.embedder, both)
         embedded = vectors is not None
         if vectors is None:
             vectors = [np.empty((0, self.embedder.dim), dtype=np.float32)] * len(both)
@@ -579,8 +575,7 @@ class EpisodicWriter:
             self.store.add_history(c, new.id, new.user_id, "UPDATE", old, new, now)
 
         self.store.transact(write)
-        if content is not None:
-            self.wake_queue()
+        self.wake_queue()  # new words, when embedding is left to the queue
         return self.store.as_stored(new)
 
     def delete(self, memory_id: str, *, user_id: str | None = None) -> None:
