@@ -40,6 +40,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -330,8 +331,11 @@ def run_ingest(
 
             ex = get_extractor(extractor)
             if ex is not None:
-                for m in msgs[:20]:
-                    ex.extract(m["content"])
+                # With a time, so that the date parser loads here too (on the first
+                # relative date it meets, about a second), not inside a timed add.
+                now = datetime.now(UTC)
+                for m in [*msgs[:20], {"content": "We met last Friday, this month."}]:
+                    ex.extract(m["content"], timestamp=now)
         for load in loads:
             with busy_cores(load == "busy"):
                 result["runs"][load] = _one_run(
