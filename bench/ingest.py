@@ -14,10 +14,8 @@ side:
   and the ratio of the medians (the bar: ≤ 1.2).
 
 The same two again with the background embedding queue on (``Memory(embed_queue=...)``,
-its batch ``--batch``): **queue, batched** times every ``add`` and then
-``Memory.flush()`` (first add to last vector) against the mean of two runs of the bare
-embedder over all messages, one before and one after (the queue's model calls overlap
-the next adds, which block-by-block alternation would hide); **queue, one per call**
+its batch ``--batch``): **queue, batched** alternates as the synchronous row does, each
+block's ``add`` timed with ``Memory.flush()`` to its last vector; **queue, one per call**
 gives the call's latency in the same alternation, then the messages per second of
 ``--single`` single-message adds to the last vector against the embedder's one-text
 rate, and how many texts the worker sent per model call (its batching across calls).
@@ -138,14 +136,6 @@ class _Run:
         path = fresh_store(self.workdir, f"ingest-{self.label}-{stem}")
         return Memory(path, embedder=embedder, extractor=self.extract, embed_queue=config)
 
-    def _embed_all(self) -> float:
-        """Seconds the bare embedder takes on every message, ``batch`` texts a call."""
-        t0 = time.perf_counter()
-        for start in range(0, len(self.messages), self.batch):
-            part = self.messages[start : start + self.batch]
-            self.embedder.embed([m["content"] for m in part], "document")
-        return time.perf_counter() - t0
-
     def sync_batched(self) -> dict[str, Any]:
         """Embedder and ``add`` block after block (both see the same load)."""
         messages, timed = self.messages, TimedEmbedder(self.embedder)
@@ -164,27 +154,27 @@ class _Run:
         return _rates(len(messages), self.batch, embed_s, add_s, timed)
 
     def queue_batched(self) -> dict[str, Any]:
-        """The bare embedder on every message, then every ``add`` with the queue on and
-        :meth:`Memory.flush`, then the bare embedder again: the queue's time from the
-        first add to the last vector, against the mean of the two embedder timings
-        around it (the queue's model calls overlap the next adds, so block-by-block
-        alternation would not show it)."""
+        """The same alternation with the queue on: each block's ``add`` and then
+        :meth:`Memory.flush`, from the call to the block's last vector (so a block's
+        model calls cannot spill into the next bare-embedder timing)."""
         messages, timed = self.messages, TimedEmbedder(self.embedder)
+        embed_s = queue_s = 0.0
+        calls: list[float] = []
+        left = 0
         task = self.bar.add_task(f"{self.label}: queue, batched", total=len(messages), note="")
-        before = self._embed_all()
         with self._memory("queue-batched", timed, queue=True) as mem:
-            t0 = time.perf_counter()
-            calls: list[float] = []
             for start in range(0, len(messages), self.batch):
                 part = messages[start : start + self.batch]
-                t1 = time.perf_counter()
+                t0 = time.perf_counter()
+                self.embedder.embed([m["content"] for m in part], "document")
+                embed_s += time.perf_counter() - t0
+                t0 = time.perf_counter()
                 mem.add(list(part), user_id="u", session_id=f"s{start // self.batch}")
-                calls.append(1000 * (time.perf_counter() - t1))
+                calls.append(1000 * (time.perf_counter() - t0))
+                left = mem.flush()
+                queue_s += time.perf_counter() - t0
                 self.bar.update(task, advance=len(part))
-            left = mem.flush()
-            total_s = time.perf_counter() - t0
-        embed_s = (before + self._embed_all()) / 2
-        out = _rates(len(messages), self.batch, embed_s, total_s, timed)
+        out = _rates(len(messages), self.batch, embed_s, queue_s, timed)
         out |= {"add_call_ms": percentiles(calls), "left_pending": left}
         return out
 
@@ -367,10 +357,13 @@ def print_ingest(result: dict[str, Any], console: Any = None) -> None:
         table.add_row(label, *(cell(run) for run in runs.values()))
 
     row("load average (1 min)", lambda r: f"{r['loadavg_1min'][0]} → {r['loadavg_1min'][1]}")
-    row("embedder alone, texts/s", lambda r: f"{r['batched']['embedder_texts_per_s']:.1f}")
     for key, label in (("batched", "add"), ("queue_batched", "add, queue")):
         if key not in next(iter(runs.values())):
             continue
+        row(
+            "embedder alone, texts/s" + (" (beside the queue)" if key != "batched" else ""),
+            lambda r, k=key: f"{r[k]['embedder_texts_per_s']:.1f}",
+        )
         row(
             f"{label}, {cfg['batch']} per call, msgs/s",
             lambda r, k=key: f"{r[k]['add_messages_per_s']:.1f}",
