@@ -42,6 +42,7 @@ class TimedEmbedder:
     Attributes:
         seconds: wall-clock seconds spent in ``inner.embed``, by kind.
         texts: number of texts embedded, by kind.
+        calls: number of ``embed`` calls.
     """
 
     def __init__(self, inner: Embedder) -> None:
@@ -51,12 +52,14 @@ class TimedEmbedder:
         self.max_tokens = inner.max_tokens
         self.seconds: dict[str, float] = {"query": 0.0, "document": 0.0}
         self.texts: dict[str, int] = {"query": 0, "document": 0}
+        self.calls = 0
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "document") -> np.ndarray:
         start = time.perf_counter()
         vectors = self.inner.embed(texts, kind)
         self.seconds[kind] = self.seconds.get(kind, 0.0) + time.perf_counter() - start
         self.texts[kind] = self.texts.get(kind, 0) + len(texts)
+        self.calls += 1
         return vectors
 
     def count_tokens(self, text: str) -> int:

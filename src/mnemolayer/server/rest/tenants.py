@@ -73,6 +73,7 @@ class TenantPool:
                     extractor=self.extractor,
                     reranker=self.reranker,
                     privacy=self.settings.privacy,
+                    embed_queue=self.settings.embed_queue,
                     # Encrypted at rest when MNEMOLAYER_MASTER_KEY[_FILE] is set.
                     encryption=True if env_requests_encryption() else None,
                 )
