@@ -33,10 +33,17 @@ class TsvectorIndex(StoreCore):
 
     def _index_terms(self, c: Txn, rowid: int, user_id: str, terms: str, *, replace: bool) -> None:
         if replace:
+            # An update, then an insert when there was no row: not ON CONFLICT DO UPDATE,
+            # which a foreign partition cannot run (sharding.py); writers run one at a
+            # time, so nothing comes between the two.
             c.execute(
-                "INSERT INTO memories_fts (user_id, rowid, terms) VALUES (?, ?, ?) "
-                "ON CONFLICT (user_id, rowid) DO UPDATE SET terms = excluded.terms",
-                (user_id, rowid, terms),
+                "UPDATE memories_fts SET terms = ? WHERE user_id = ? AND rowid = ?",
+                (terms, user_id, rowid),
+            )
+            c.execute(
+                "INSERT INTO memories_fts (user_id, rowid, terms) SELECT ?, ?, ? WHERE NOT "
+                "EXISTS (SELECT 1 FROM memories_fts WHERE user_id = ? AND rowid = ?)",
+                (user_id, rowid, terms, user_id, rowid),
             )
         else:
             c.execute(
