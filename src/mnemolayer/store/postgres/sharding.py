@@ -60,7 +60,9 @@ class ShardLayout:
     modulus: int
 
 
-def shard_by_user(coordinator_url: str, shards: Sequence[str], *, local: bool = True) -> ShardLayout:
+def shard_by_user(
+    coordinator_url: str, shards: Sequence[str], *, local: bool = True
+) -> ShardLayout:
     """Partition every per-user table of the store at ``coordinator_url`` by the hash of
     ``user_id``: one partition on the coordinator itself (``local``) and one
     ``postgres_fdw`` foreign partition per shard database.
@@ -253,8 +255,8 @@ def _foreign_server(conn: Any, name: str, url: str) -> None:
     the current user with the URL's login."""
     from psycopg.conninfo import conninfo_to_dict
 
-    info = {k: str(v) for k, v in conninfo_to_dict(url).items() if v is not None}
-    server = {k: info[k] for k in ("host", "port", "dbname") if k in info}
+    info = {str(k): str(v) for k, v in conninfo_to_dict(url).items() if v is not None}
+    server: dict[str, str] = {k: info[k] for k in ("host", "port", "dbname") if k in info}
     server["extensions"] = "vector"  # pgvector's operators may run on the shard
     login = {k: info[k] for k in ("user", "password") if k in info}
     conn.execute(
