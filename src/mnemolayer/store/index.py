@@ -123,8 +123,8 @@ class IndexSQL(StoreCore):
         rows = self.read(
             "SELECT f.rowid, s.rowid, f.superseded_by IS NULL FROM memories f, "
             "json_each(f.source_ids) j JOIN memories s ON s.id = j.value "
-            "WHERE f.user_id = ? AND f.kind = 'semantic' AND s.user_id = ?",
-            (user_id, user_id),
+            "WHERE f.user_id = ? AND f.kind = 'semantic' AND s.user_id = f.user_id",
+            (user_id,),
         )
         return [(int(a), int(b), bool(cur)) for a, b, cur in rows]
 

@@ -147,7 +147,10 @@ class GraphEntities(GraphBase):
         )  # fmt: skip
         if cur.rowcount == 0:
             return False
-        c.execute("UPDATE entities SET updated_at = ? WHERE id = ?", (iso(now), entity_id))
+        c.execute(
+            "UPDATE entities SET updated_at = ? WHERE user_id = ? AND id = ?",
+            (iso(now), user_id, entity_id),
+        )
         return True
 
     def entities(self, user_id: str) -> list[Entity]:

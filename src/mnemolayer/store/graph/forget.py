@@ -129,7 +129,7 @@ class GraphForget(GraphBase):
             if not found:
                 continue
             fact = found[0]
-            c.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+            c.execute("DELETE FROM facts WHERE user_id = ? AND id = ?", (user_id, fact_id))
             c.execute(
                 "DELETE FROM fact_sources WHERE user_id = ? AND fact_id = ?", (user_id, fact_id)
             )
@@ -179,7 +179,7 @@ class GraphForget(GraphBase):
                     (user_id, entity_id),
                 )
                 result.entities_removed += c.execute(
-                    "DELETE FROM entities WHERE id = ?", (entity_id,)
+                    "DELETE FROM entities WHERE user_id = ? AND id = ?", (user_id, entity_id)
                 ).rowcount
         return result
 
