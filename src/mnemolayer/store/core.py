@@ -194,6 +194,10 @@ class StoreCore(Engine):
         entry of record ``rowid``; ``replace``: the record has one already."""
 
     @abc.abstractmethod
+    def _unindex_terms(self, c: Txn, user_id: str, rowids: Sequence[int]) -> None:
+        """Remove the keyword entries of ``user_id``'s records ``rowids`` (at most 500)."""
+
+    @abc.abstractmethod
     def keyword_matches(
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
     ) -> list[tuple[int, str]]:

@@ -45,8 +45,8 @@ class EraseSQL(IndexSQL):
             for start in range(0, len(rowids), 500):
                 part = rowids[start : start + 500]
                 marks = ",".join("?" * len(part))
+                self._unindex_terms(c, user_id, part)
                 for sql in (
-                    f"DELETE FROM memories_fts WHERE user_id = ? AND rowid IN ({marks})",
                     f"DELETE FROM vectors WHERE user_id = ? AND memory_rowid IN ({marks})",
                     f"DELETE FROM memories WHERE user_id = ? AND rowid IN ({marks})",
                 ):

@@ -51,6 +51,12 @@ class TsvectorIndex(StoreCore):
                 (user_id, rowid, terms),
             )
 
+    def _unindex_terms(self, c: Txn, user_id: str, rowids: Sequence[int]) -> None:
+        c.execute(  # by user too: one shard when sharded by user
+            f"DELETE FROM memories_fts WHERE user_id = ? AND rowid IN ({','.join('?' * len(rowids))})",
+            [user_id, *rowids],
+        )
+
     def keyword_matches(
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
     ) -> list[tuple[int, str]]:

@@ -26,6 +26,13 @@ class FTS5Index(StoreCore):
             c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
         c.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (rowid, terms))
 
+    def _unindex_terms(self, c: Txn, user_id: str, rowids: Sequence[int]) -> None:
+        # FTS5 rows have no user column: by rowid (a rowid is one user's).
+        c.execute(
+            f"DELETE FROM memories_fts WHERE rowid IN ({','.join('?' * len(rowids))})",
+            list(rowids),
+        )
+
     def keyword_matches(
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
     ) -> list[tuple[int, str]]:
