@@ -65,6 +65,7 @@ MULTI_SHARD: dict[str, str] = {
     "mnemolayer.store.graph.queries.GraphQueries.stated_times": f"export {_ALL}",
     "mnemolayer.store.graph.queries.GraphQueries.unmined_messages": f"fact extraction {_ALL}",
     "mnemolayer.store.states.StatesSQL.top_rowid": "the store's newest row (change detection)",
+    "mnemolayer.store.graph.queries.GraphQueries.export_facts": f"export {_ALL}",
 }
 
 #: Not yet single-shard, and not legitimate exceptions: look-ups and writes by a memory,
@@ -79,6 +80,7 @@ KNOWN_GAPS: dict[str, str] = {
         "mnemolayer.store.graph.facts.GraphFacts.reinforce",  # add
         "mnemolayer.store.graph.facts.GraphFacts.set_memory_id",  # add
         "mnemolayer.store.graph.facts.GraphFacts.import_fact",
+        "mnemolayer.store.graph.facts.GraphFacts.fact",
         "mnemolayer.store.graph.entities.GraphEntities.import_entity",
         "mnemolayer.store.graph.forget.GraphForget.remove_sources_detailed",
         "mnemolayer.store.graph.queries.GraphQueries.facts_for_memories",
@@ -112,6 +114,7 @@ KNOWN_GAPS: dict[str, str] = {
         "mnemolayer.store.pending.PendingSQL.write_vectors",
         "mnemolayer.store.erase.EraseSQL._count",  # the deletion receipt's checks
         "mnemolayer.store.erase.EraseSQL.rowids_of",
+        "mnemolayer.store.erase.EraseSQL.delete_where",  # its callers' condition: ids alone
         "mnemolayer.store.postgres.keyword.TsvectorIndex.unique_terms",
         "mnemolayer.store.postgres.keyword.TsvectorIndex.vocab_count.<locals>.<genexpr>",
     )
@@ -489,10 +492,10 @@ class Recorder:
         for sql, seen in sorted(self.seen.items()):
             problems, tables = audit(numbered(sql), distributed)
             unknown |= tables - distributed - REFERENCE_TABLES
-            admin = set(seen.origins) <= set(MULTI_SHARD)
-            by_id = set(seen.origins) <= set(BY_ID_ALONE)
-            gap = set(seen.origins) <= set(KNOWN_GAPS)
             reasons = {**MULTI_SHARD, **BY_ID_ALONE, **KNOWN_GAPS}
+            listed = set(seen.origins) <= set(reasons)
+            gap = listed and bool(set(seen.origins) & set(KNOWN_GAPS))
+            admin = bool(set(seen.origins) & set(MULTI_SHARD))
             entry = {
                 "sql": numbered(sql),
                 "count": seen.count,
@@ -504,10 +507,10 @@ class Recorder:
                 else [],
             }
             statements.append(entry)
-            if problems and gap:
-                gaps.append(entry)
-            elif problems and not by_id and (not admin or seen.request_origins):
+            if problems and (not listed or (admin and seen.request_origins)):
                 failures.append(entry)
+            elif problems and gap:
+                gaps.append(entry)
         return {
             "distribution": list(DISTRIBUTION),
             "distributed_tables": sorted(distributed),
