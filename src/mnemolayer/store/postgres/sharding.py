@@ -70,6 +70,7 @@ def shard_by_user(
     Each database must exist and be reachable from the coordinator's server with the
     login in its URL (host, port, user and password are given to ``postgres_fdw``); the
     coordinator's store and the shards' are made when missing, and must hold no records.
+    The shards' tables are taken from their ``public`` schema.
 
     Args:
         coordinator_url: ``postgresql://…``, the database applications open.
@@ -105,11 +106,11 @@ def shard_by_user(
                 raise StoreError(f"{store.path} holds records: shard an empty store")
         finally:
             store.close()
-    for url in shards:
-        with psycopg.connect(split_options(url)[0], autocommit=True) as conn:
-            _drop_triggers(conn)
     conninfo, _ = split_options(coordinator_url)
     try:
+        for url in shards:
+            with psycopg.connect(split_options(url)[0], autocommit=True) as conn:
+                _drop_triggers(conn)
         with psycopg.connect(conninfo, autocommit=True) as conn, conn.transaction():
             return _build(conn, [split_options(u)[0] for u in shards], local)
     except psycopg.Error as exc:
