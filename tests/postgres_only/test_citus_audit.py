@@ -21,8 +21,13 @@ TESTS = Path(__file__).resolve().parents[1]
 DIST = frozenset({"memories", "vectors", "memories_fts", "facts", "entities"})
 
 #: Contract files whose statements are audited in `make test`: the request paths (add,
-#: search in every mode, get, context) and facts, updates, deletes and erasure.
-AUDITED = ["contract/test_api.py", "contract/test_context.py", "contract/test_semantic.py"]
+#: search in every mode, get, context), facts, updates, deletes, forgetting and erasure.
+AUDITED = [
+    "contract/test_api.py",
+    "contract/test_context.py",
+    "contract/test_semantic.py",
+    "contract/test_forget_one_memory.py",
+]
 
 
 @pytest.mark.parametrize(

@@ -143,8 +143,9 @@ class GraphForget(GraphBase):
             ):
                 expired_at = None if reopened else prior.expired_at
                 c.execute(
-                    "UPDATE facts SET valid_to = ?, superseded_by = ?, expired_at = ? WHERE id = ?",
-                    (iso(fact.valid_to), fact.superseded_by, iso(expired_at), prior.id),
+                    "UPDATE facts SET valid_to = ?, superseded_by = ?, expired_at = ? "
+                    "WHERE user_id = ? AND id = ?",
+                    (iso(fact.valid_to), fact.superseded_by, iso(expired_at), user_id, prior.id),
                 )
                 relinked[prior.id] = prior.model_copy(
                     update={
