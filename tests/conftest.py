@@ -522,6 +522,15 @@ def _new_pg_database(admin: str, request: pytest.FixtureRequest) -> str:
     return _pg_database_url(admin, name)
 
 
+@pytest.fixture(scope="module")
+def new_pg_database(_pg_admin: str | None, request: pytest.FixtureRequest) -> Callable[[], str]:
+    """A maker of new, empty mnemolayer databases on the test PostgreSQL, each dropped
+    when the module ends (for module-scoped fixtures; ``pg_url`` is the per-test one).
+    Skips as ``pg_url`` does when there is no PostgreSQL."""
+    admin = _require_pg(_pg_admin)
+    return lambda: _new_pg_database(admin, request)
+
+
 @pytest.fixture
 def pg_url(_pg_admin: str | None, request: pytest.FixtureRequest) -> str:
     """A new, empty mnemolayer database on the test PostgreSQL, dropped afterwards.

@@ -12,12 +12,13 @@ and every user's rows must be on one node, the one PostgreSQL's hash of ``user_i
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 
-from conftest import _new_pg_database, _pg_database_url, _require_pg
 from mnemolayer import Memory
 from mnemolayer.errors import ValidationError
 from mnemolayer.store.postgres.sharding import ShardLayout, shard_by_user
@@ -43,7 +44,7 @@ def _new_database(server_url: str, name: str) -> str:
     with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
         conn.execute(f"CREATE DATABASE {name}")
-    return _pg_database_url(server_url, name)
+    return urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
 
 
 @dataclasses.dataclass
@@ -54,10 +55,8 @@ class Cluster:
 
 
 @pytest.fixture(scope="module")
-def cluster(
-    pg_shard_servers: list[str], _pg_admin: str | None, request: pytest.FixtureRequest
-) -> Cluster:
-    coordinator = _new_pg_database(_require_pg(_pg_admin), request)
+def cluster(pg_shard_servers: list[str], new_pg_database: Callable[[], str]) -> Cluster:
+    coordinator = new_pg_database()
     shards = [_new_database(url, "mnemolayer_shard") for url in pg_shard_servers]
     return Cluster(coordinator, shards, shard_by_user(coordinator, shards))
 
@@ -95,10 +94,8 @@ def _answers(mem: Memory, ids: dict[str, list[str]]) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def written(
-    cluster: Cluster, _pg_admin: str | None, request: pytest.FixtureRequest
-) -> dict[str, Any]:
-    plain = _new_pg_database(_require_pg(_pg_admin), request)
+def written(cluster: Cluster, new_pg_database: Callable[[], str]) -> dict[str, Any]:
+    plain = new_pg_database()
     out: dict[str, Any] = {}
     for name, url in (("sharded", cluster.coordinator), ("plain", plain)):
         mem = Memory(url, embedder="hashing", clock=FakeClock(), extractor="rules")
