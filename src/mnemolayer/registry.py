@@ -451,6 +451,7 @@ class StoreTarget:
         scheme: the :data:`STORES` key (``"sqlite"`` or ``"postgresql"``).
         encryption: the resolved encryption setting (``None``: plain).
         master_key: its key, loaded (so a bad key fails before the store opens).
+        opened: a store the caller opened (``Memory(store)``), used as it is.
     """
 
     target: str
@@ -458,21 +459,31 @@ class StoreTarget:
     scheme: str
     encryption: EncryptionConfig | None
     master_key: bytes | None
+    opened: SQLStore | None = None
 
 
 def store_target(
-    path: str | os.PathLike[str] | None, encryption: EncryptionConfig | bool | None
+    path: str | os.PathLike[str] | SQLStore | None, encryption: EncryptionConfig | bool | None
 ) -> StoreTarget:
     """Check ``Memory(path, encryption=...)`` without opening anything.
 
     Raises:
         ValidationError: a libpq keyword string instead of a URL (field ``"db"``),
-            encryption asked for on PostgreSQL, or a bad encryption setting or key.
+            encryption asked for on PostgreSQL or with a store already open, or a bad
+            encryption setting or key.
     """
     from mnemolayer.config import default_db_path
     from mnemolayer.crypto import resolve_encryption
+    from mnemolayer.store.base import SQLStore
     from mnemolayer.store.postgres.store import is_postgres_url, redact_url
     from mnemolayer.store.sqlite.store import parse_db_url
+
+    if isinstance(path, SQLStore):
+        if encryption not in (None, False):
+            raise ValidationError(
+                "encryption", "a store opened by the caller is used as it was opened"
+            )
+        return StoreTarget(path.path, path.path, "opened", None, None, opened=path)
 
     target = os.fspath(path) if path is not None else default_db_path()
     postgres = is_postgres_url(str(target))
@@ -503,6 +514,12 @@ def open_store(target: StoreTarget, *, read_only: bool | None) -> tuple[SQLStore
             the setting (see :func:`open_encryption`).
         ValidationError: the wrong master key (field ``"encryption"``).
     """
+    if target.opened is not None:
+        if read_only is not None and bool(read_only) != target.opened.read_only:
+            raise ValidationError(
+                "read_only", "a store opened by the caller keeps the mode it was opened in"
+            )
+        return target.opened, None
     factory: Callable[..., SQLStore] = _load(STORES[target.scheme])
     where = target.target if target.scheme == "postgresql" else target.path
     store = factory(where, read_only=read_only)
