@@ -94,7 +94,7 @@ def test_every_key_leads_with_tenant_then_user_id_for_citus(pg_url: str) -> None
         )
     # shared by every tenant; per tenant but store-wide (reference tables under Citus),
     # or keyed by user alone
-    shared = {"schema_version", "tenants"}
+    shared = {"schema_version", "tenants", "api_keys"}
     local = {"meta", "user_generation", "fts_totals"}
     assert rows
     for table, _primary, columns in rows:

@@ -128,7 +128,7 @@ class TenantPool:
                 encryption=True if env_requests_encryption() and self.database is None else None,
             )
         except BaseException:
-            if isinstance(where, PostgresStore):
+            if not isinstance(where, str):  # a store opened here, not a path
                 where.close()
             raise
 
