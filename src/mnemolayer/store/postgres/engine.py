@@ -250,18 +250,27 @@ class PostgresConnection(Engine):
         except psycopg.Error as exc:
             raise StoreError(f"cannot reach PostgreSQL at {self.path}: {one_line(exc)}") from exc
 
-    @contextlib.contextmanager
-    def _connection(self) -> Iterator[Any]:
-        """A connection in a transaction of this store's tenant: this thread's write
-        transaction when there is one (so reads see its writes), else a pooled
-        connection's own short transaction (pipelined: the ``BEGIN`` and the tenant
-        travel with the first statement)."""
+    def _rows_of(
+        self, sql: str, params: Sequence[Any] = (), *, binary: bool = False
+    ) -> list[tuple[Any, ...]]:
+        """The rows of one query (psycopg's dialect) in a transaction of this store's
+        tenant: this thread's write transaction when there is one (so that it sees its
+        writes), else a pooled connection's own, its ``BEGIN``, tenant, query and
+        ``COMMIT`` sent together (one round trip, as the query alone would be)."""
         current = getattr(self._local, "conn", None)
         if current is not None:
-            yield current
-            return
-        with self._pooled() as raw, raw.pipeline(), self._tenant_transaction(raw):
-            yield raw
+            with current.cursor(binary=binary) as cur:
+                cur.execute(sql, params)
+                return list(cur.fetchall())
+        with self._pooled() as raw:
+            cur = raw.cursor(binary=binary)
+            with raw.pipeline() as pipe:
+                raw.execute("BEGIN")
+                raw.execute(_SET_TENANT, (self.tenant,))
+                cur.execute(sql, params)
+                raw.execute("COMMIT")
+                pipe.sync()
+            return list(cur.fetchall())
 
     @contextlib.contextmanager
     def _tenant_transaction(self, raw: Any) -> Iterator[Any]:
@@ -348,11 +357,7 @@ class PostgresConnection(Engine):
         """Run one read query and return all rows (inside this thread's write transaction
         when there is one, so that it sees its writes)."""
 
-        def run() -> list[tuple[Any, ...]]:
-            with self._connection() as raw:
-                return list(raw.execute(translate(sql), list(params)).fetchall())
-
-        return self._guard(run)
+        return self._guard(lambda: self._rows_of(translate(sql), list(params)))
 
     def _check_version(self) -> None:
         """Read-only: the schema must be current (it cannot be upgraded)."""

@@ -255,16 +255,14 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         """All chunk vectors of a user: ``(rowids (m,) int64, matrix (m, dim) float32)``,
         read in pgvector's binary form."""
 
-        def run() -> list[tuple[Any, ...]]:
-            with self._connection() as raw, raw.cursor(binary=True) as cur:
-                cur.execute(
-                    "SELECT memory_rowid, vector FROM vectors WHERE user_id = %s "
-                    "ORDER BY memory_rowid, chunk",
-                    (user_id,),
-                )
-                return list(cur.fetchall())
-
-        rows = self._guard(run)
+        rows = self._guard(
+            lambda: self._rows_of(
+                "SELECT memory_rowid, vector FROM vectors WHERE user_id = %s "
+                "ORDER BY memory_rowid, chunk",
+                (user_id,),
+                binary=True,
+            )
+        )
         if not rows:
             return np.empty(0, dtype=np.int64), np.empty((0, dim), dtype=np.float32)
         rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
