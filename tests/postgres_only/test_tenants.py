@@ -13,7 +13,7 @@ import psycopg
 import pytest
 
 from mnemolayer import Memory
-from mnemolayer.errors import NotFoundError, StoreError, ValidationError
+from mnemolayer.errors import NotFoundError, StoreBusyError, StoreError, ValidationError
 from mnemolayer.server.rest.settings import ServerSettings
 from mnemolayer.server.rest.tenants import TenantPool
 from mnemolayer.store.migrate import upgrade
@@ -160,3 +160,23 @@ def test_a_bad_tenant_name_names_the_field(pg_app_url: str) -> None:
         PostgresStore(_with_query(pg_app_url, "tenant=Bad/Name"))
     with pytest.raises(ValueError, match="database: expected a postgresql:// URL"):
         ServerSettings(database="sqlite:///x.db")
+
+
+def test_a_window_lock_holds_across_processes_pools(pg_app_url: str) -> None:
+    # Two database objects: two replicas' pools. One window is held by one at a time;
+    # another window, or the same window of another tenant, is not held up.
+    one, two = PostgresDatabase(pg_app_url), PostgresDatabase(pg_app_url)
+    try:
+        a = PostgresStore(pg_app_url, database=one, tenant="acme")
+        b = PostgresStore(pg_app_url, database=two, tenant="acme")
+        c = PostgresStore(pg_app_url, database=two, tenant="globex")
+        with a.window_lock("ana", "s1", None):
+            with pytest.raises(StoreBusyError), b.window_lock("ana", "s1", None, wait_s=0.2):
+                pass
+            with b.window_lock("ana", "s2", None, wait_s=0.2), c.window_lock("ana", "s1", None):
+                pass
+        with b.window_lock("ana", "s1", None, wait_s=0.2):  # released with the block
+            pass
+    finally:
+        one.close()
+        two.close()
