@@ -162,6 +162,7 @@ class PostgresConnection(Engine):
         database: PostgresDatabase | None = None,
         tenant: str | None = None,
     ) -> None:
+        redact_url(url)  # a malformed URL: a ValidationError naming ``db``
         _, options = split_options(url)
         #: The tenant whose rows this store reads and writes (URL option ``tenant``).
         self.tenant = (
