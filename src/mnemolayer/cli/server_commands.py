@@ -173,7 +173,7 @@ def serve(
     settings = ServerSettings(
         data_dir=data_dir,
         database=database,
-        sessions=sessions,
+        sessions=None if sessions == "sqlite" else sessions,  # sqlite: each tenant's store
         db=None if tenants else (db or state.db),
         insecure_no_auth=insecure_no_auth,
         embedder=embedder or state.embedder,
