@@ -33,23 +33,26 @@ REPLICAS = 3
 def replicas(
     tmp_path: Path, pg_app_url: str, redis_url: str
 ) -> Iterator[tuple[list[Server], dict[str, str]]]:
-    # One key through the command line (its --database), the others in-process.
-    made = subprocess.run(
-        [sys.executable, "-m", "mnemolayer", "--json", "keys", "create", "--database",
-         pg_app_url, "--tenant", "acme"],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    keys = {"acme": json.loads(made.stdout)["key"]}
+    # The replicas and the key command start together (each migrates the schema under
+    # its advisory lock; a key made while a server starts is seen at its next request):
+    # one key through the command line (its --database), the others in-process.
+    command = [sys.executable, "-m", "mnemolayer", "--json", "keys", "create", "--database",
+               pg_app_url, "--tenant", "acme"]  # fmt: skip
+    args = ("--database", pg_app_url, "--sessions", redis_url)
+    for i in range(REPLICAS):
+        (tmp_path / f"r{i}").mkdir()
+    with ThreadPoolExecutor(REPLICAS + 1) as pool:
+        made = pool.submit(subprocess.run, command, capture_output=True, text=True, timeout=120)
+        starting = [pool.submit(start, tmp_path / f"r{i}", *args) for i in range(REPLICAS)]
+        servers = [f.result() for f in starting]
+        done = made.result()
+    assert done.returncode == 0, done.stderr
+    keys = {"acme": json.loads(done.stdout)["key"]}
     database = PostgresDatabase(pg_app_url)
     store = PostgresKeyStore(database)
     keys["globex"] = store.create("globex")[0]
     keys["operator"] = store.create(None, operator=True)[0]
     database.close()
-    args = ("--database", pg_app_url, "--sessions", redis_url)
-    for i in range(REPLICAS):
-        (tmp_path / f"r{i}").mkdir()
-    with ThreadPoolExecutor(REPLICAS) as pool:
-        servers = list(pool.map(lambda i: start(tmp_path / f"r{i}", *args), range(REPLICAS)))
     yield servers, keys
     for srv in servers:
         srv.stop()
