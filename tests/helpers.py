@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pytest
@@ -175,8 +176,40 @@ def index_problems(db: sqlite3.Connection | Path | str) -> dict[str, int]:
     return {name: n for name, sql in checks.items() if (n := count(sql))}
 
 
-class _Gate(Protocol):
-    def pass_through(self) -> None: ...
+#: Seconds a call waits at a :class:`Gate` before it fails the test.
+GATE_WAIT_S = 20.0
+_GATES: list[Gate] = []
+
+
+class Gate:
+    """A point a model's call waits at: :meth:`arm` it, the next call sets ``entered`` and
+    waits for :meth:`open` (every gate is opened after its test, failed or not)."""
+
+    def __init__(self) -> None:
+        self.entered = threading.Event()
+        self._open = threading.Event()
+        self._armed = False
+        self._lock = threading.Lock()
+        _GATES.append(self)
+
+    def arm(self) -> None:
+        self._armed = True
+
+    def open(self) -> None:
+        self._open.set()
+
+    def pass_through(self) -> None:
+        with self._lock:
+            armed, self._armed = self._armed, False
+        if armed:
+            self.entered.set()
+            assert self._open.wait(GATE_WAIT_S), "the test never opened the gate"
+
+
+def open_gates() -> None:
+    """Open every gate made so far (after a test, failed or not: no thread left waiting)."""
+    while _GATES:
+        _GATES.pop().open()
 
 
 class EndpointEmbedder(HashingEmbedder):
@@ -186,15 +219,17 @@ class EndpointEmbedder(HashingEmbedder):
 
     __test__ = False
 
-    def __init__(self, *, down: bool = False, gate: _Gate | None = None) -> None:
+    def __init__(self, *, down: bool = False, gate: Gate | None = None) -> None:
         super().__init__()
         self.down, self.gate = down, gate
+        self.calls: list[int] = []  # texts per call that answered
 
     def embed(self, texts: Sequence[str], kind: Any = "document") -> np.ndarray:
         if self.down:
             raise ConnectionError("embedding endpoint unreachable")
         if self.gate is not None:
             self.gate.pass_through()
+        self.calls.append(len(texts))
         return super().embed(texts, kind)
 
 
@@ -204,7 +239,7 @@ class EndpointExtractor:
     __test__ = False
     name = "endpoint-rules"
 
-    def __init__(self, *, down: bool = False, gate: _Gate | None = None) -> None:
+    def __init__(self, *, down: bool = False, gate: Gate | None = None) -> None:
         self.down, self.gate = down, gate
         self.rules = RuleExtractor()
 

@@ -41,6 +41,11 @@ NOT_OPERATIONS = {
     "last_query_embed_seconds": "the last search's embedding time, for benchmarks",
     "procedural_config": "the store object's thresholds, set in code; the CLI's "
     "strategies command takes two of them as options",
+    "flush": "waits for the store object's own background embedding queue (tests, "
+    "benchmarks, a script before it exits); a server's queue waits at shutdown, and "
+    "maintenance (REST /maintain, CLI maintain) embeds what an outage left pending",
+    "pending": "counts what waits for enrichment: stats (REST /stats, MCP, CLI stats) gives "
+    "a user's, the REST server's /metrics gauge the whole store's",
 }
 
 #: Memory parameters a surface does not take, and why: (surface, method, parameter).

@@ -125,6 +125,8 @@ class AsyncMemory:
     history = _to_thread(Memory.history)
     stats = _to_thread(Memory.stats)
     reindex = _to_thread(Memory.reindex)
+    flush = _to_thread(Memory.flush)
+    pending = _to_thread(Memory.pending)
     export = _to_thread(Memory.export, _rows)
     import_rows = _to_thread(Memory.import_rows)
     # The person-editable MEMORY.md view.

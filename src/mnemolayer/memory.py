@@ -13,7 +13,7 @@ import functools
 import os
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 from mnemolayer import _validate as v
 from mnemolayer import registry
@@ -26,6 +26,7 @@ from mnemolayer.extract.base import Extractor
 from mnemolayer.extract.summarize import Summarizer
 from mnemolayer.layers.episodic.enrich import Enricher
 from mnemolayer.layers.episodic.model import EmbeddingGuard
+from mnemolayer.layers.episodic.queue import Backlog, EmbedQueueConfig, resolve_queue
 from mnemolayer.layers.episodic.read import EpisodicReader
 from mnemolayer.layers.episodic.reindex import Reindexer
 from mnemolayer.layers.episodic.write import EpisodicWriter, MessageInput
@@ -48,7 +49,15 @@ from mnemolayer.privacy.redact import RedactionConfig
 from mnemolayer.privacy.wiring import resolve_privacy
 from mnemolayer.protocols import Progress, Reranker, Store
 from mnemolayer.retrieval.search import Searcher
-from mnemolayer.telemetry import Attributes, traced
+from mnemolayer.telemetry import (
+    add_attributes,
+    added_attributes,
+    context_attributes,
+    hits_attributes,
+    packed_attributes,
+    search_attributes,
+    traced,
+)
 
 __all__ = ["Memory", "MessageInput", "Progress"]
 
@@ -74,50 +83,6 @@ def _delegate(
     call.__qualname__ = f"Memory.{method.__name__}"
     call.__module__ = __name__
     return call
-
-
-# Span attributes of the traced calls (mnemolayer.telemetry): counts and settings, never
-# content or ids. Each gets the call's arguments as the facade does, ``self`` first, and
-# passes them on unconverted: the call validates them, and a value OpenTelemetry cannot
-# carry is dropped by it with a warning.
-
-
-def _add_attributes(_self: Memory, messages: Any = None, /, **kw: Any) -> Attributes:
-    messages = kw.get("messages", messages)
-    count = len(messages) if isinstance(messages, list | tuple) else int(messages is not None)
-    return {"mnemolayer.add.messages": count, "mnemolayer.add.kind": kw.get("kind", "episodic")}
-
-
-def _added_attributes(result: Any) -> Attributes:
-    return {"mnemolayer.add.records": len(result), "mnemolayer.add.skipped": len(result.skipped)}
-
-
-def _search_attributes(_self: Memory, _query: Any = None, /, **kw: Any) -> Attributes:
-    return {
-        "mnemolayer.search.mode": kw.get("mode", "hybrid"),
-        "mnemolayer.search.limit": kw.get("limit", 10),
-        "mnemolayer.search.explain": kw.get("explain", False),
-        "mnemolayer.search.as_of": kw.get("as_of") is not None,
-    }
-
-
-def _hits_attributes(result: Any) -> Attributes:
-    return {"mnemolayer.search.hits": len(result)}
-
-
-def _context_attributes(_self: Memory, _query: Any = None, /, **kw: Any) -> Attributes:
-    return {
-        "mnemolayer.context.budget_tokens": kw.get("budget_tokens", 1500),
-        "mnemolayer.context.format": kw.get("format", "markdown"),
-    }
-
-
-def _packed_attributes(result: Any) -> Attributes:
-    return {
-        "mnemolayer.context.tokens": result.tokens,
-        "mnemolayer.context.items": sum(len(s.items) for s in result.sections),
-        "mnemolayer.context.dropped": sum(result.dropped.values()),
-    }
 
 
 class Memory:
@@ -181,6 +146,11 @@ class Memory:
             :class:`~mnemolayer.protocols.Reranker`; ``RetrievalConfig.rerank_top`` and
             ``rerank_weight`` set how far it reaches (:mod:`mnemolayer.retrieval.reranking`).
             A reranker failing at search time leaves recall's own order.
+        embed_queue: ``True`` or an
+            :class:`~mnemolayer.layers.episodic.queue.EmbedQueueConfig`: :meth:`add`
+            stores the words with their embedding pending and a worker thread embeds
+            them in batches across calls (:mod:`mnemolayer.layers.episodic.queue`;
+            :meth:`flush` waits for it). ``None`` (default): :meth:`add` embeds first.
 
     Attributes:
         keyring: the :class:`~mnemolayer.crypto.KeyRing` of an encrypted store, else
@@ -208,8 +178,10 @@ class Memory:
         privacy: RedactionConfig | str | bool | None = "default",
         encryption: EncryptionConfig | bool | None = None,
         reranker: Reranker | str | None = None,
+        embed_queue: EmbedQueueConfig | bool | None = None,
     ) -> None:
         where = registry.store_target(path, encryption)  # nothing is opened yet
+        self._queue_config = resolve_queue(embed_queue)
         self.path = where.path
         self.embedder = registry.get_embedder(embedder)
         self.retrieval = retrieval or RetrievalConfig()
@@ -249,6 +221,9 @@ class Memory:
         self._searcher = Searcher(self.store, self.embedder, self.retrieval)
         self._searcher.reranker = self.reranker
         self._wire()
+        self._backlog = Backlog(self.store, self._guard, self._now, self._queue_config)
+        if self._backlog.queue is not None:
+            self._writer.deferred = self._backlog.wake
 
     def _wire(self) -> None:
         """Build the services over the resolved parts."""
@@ -312,12 +287,12 @@ class Memory:
 
     # -- episodic memory: write, read, rebuild -------------------------------------------
 
-    add = traced("mnemolayer.add", _add_attributes, _added_attributes)(
+    add = traced("mnemolayer.add", add_attributes, added_attributes)(
         _delegate(EpisodicWriter.add, "_writer")
     )
     update = _delegate(EpisodicWriter.update, "_writer")
     delete = _delegate(EpisodicWriter.delete, "_writer")
-    search = traced("mnemolayer.search", _search_attributes, _hits_attributes)(
+    search = traced("mnemolayer.search", search_attributes, hits_attributes)(
         _delegate(EpisodicReader.search, "_reader")
     )
     get = _delegate(EpisodicReader.get, "_reader")
@@ -325,6 +300,8 @@ class Memory:
     history = _delegate(EpisodicReader.history, "_reader")
     stats = _delegate(EpisodicReader.stats, "_reader")
     reindex = _delegate(Reindexer.reindex, "_reindexer")
+    flush = _delegate(Backlog.flush, "_backlog")
+    pending = _delegate(Backlog.pending, "_backlog")
     extract_facts = _delegate(Reindexer.extract_facts, "_reindexer")
 
     # -- semantic and procedural memory ----------------------------------------------------
@@ -346,7 +323,7 @@ class Memory:
     list_sessions = _delegate(Sessions.list_sessions, "_sessions")
     session_window = _delegate(Sessions.session_window, "_sessions")
     end_session = _delegate(Sessions.end_session, "_sessions")
-    context = traced("mnemolayer.context", _context_attributes, _packed_attributes)(
+    context = traced("mnemolayer.context", context_attributes, packed_attributes)(
         _delegate(ContextBuilder.context, "_context")
     )
 
@@ -371,8 +348,10 @@ class Memory:
     def close(self) -> None:
         """Close the store, and what this object opened from names: an LLM extractor's or
         summariser's HTTP client, a Redis session store's connection (objects passed in
-        are left to their owner). The object must not be used afterwards."""
+        are left to their owner); the embedding queue first (:meth:`EmbedQueue.close
+        <mnemolayer.layers.episodic.queue.EmbedQueue.close>`). Not to be used afterwards."""
         try:
+            self._backlog.close()
             for part in self._owned:
                 closer = getattr(part, "close", None)
                 if callable(closer):

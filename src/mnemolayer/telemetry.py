@@ -32,7 +32,19 @@ except ImportError:  # the otel extra is not installed
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-__all__ = ["INSTRUMENTATION_NAME", "Attributes", "mark_error", "traced", "tracer"]
+__all__ = [
+    "INSTRUMENTATION_NAME",
+    "Attributes",
+    "add_attributes",
+    "added_attributes",
+    "context_attributes",
+    "hits_attributes",
+    "mark_error",
+    "packed_attributes",
+    "search_attributes",
+    "traced",
+    "tracer",
+]
 
 #: The instrumentation scope of every span mnemolayer makes.
 INSTRUMENTATION_NAME = "mnemolayer"
@@ -135,3 +147,47 @@ def _safely(describe: Callable[..., Attributes], *args: Any, **kwargs: Any) -> A
         return describe(*args, **kwargs)
     except Exception:
         return {}
+
+
+# -- the span attributes of the facade's traced calls (mnemolayer.Memory) -------------
+# Counts and settings, never content or ids. Each gets the call's arguments as the facade does, ``self`` first, and
+# passes them on unconverted: the call validates them, and a value OpenTelemetry cannot
+# carry is dropped by it with a warning.
+
+
+def add_attributes(_self: Any, messages: Any = None, /, **kw: Any) -> Attributes:
+    messages = kw.get("messages", messages)
+    count = len(messages) if isinstance(messages, list | tuple) else int(messages is not None)
+    return {"mnemolayer.add.messages": count, "mnemolayer.add.kind": kw.get("kind", "episodic")}
+
+
+def added_attributes(result: Any) -> Attributes:
+    return {"mnemolayer.add.records": len(result), "mnemolayer.add.skipped": len(result.skipped)}
+
+
+def search_attributes(_self: Any, _query: Any = None, /, **kw: Any) -> Attributes:
+    return {
+        "mnemolayer.search.mode": kw.get("mode", "hybrid"),
+        "mnemolayer.search.limit": kw.get("limit", 10),
+        "mnemolayer.search.explain": kw.get("explain", False),
+        "mnemolayer.search.as_of": kw.get("as_of") is not None,
+    }
+
+
+def hits_attributes(result: Any) -> Attributes:
+    return {"mnemolayer.search.hits": len(result)}
+
+
+def context_attributes(_self: Any, _query: Any = None, /, **kw: Any) -> Attributes:
+    return {
+        "mnemolayer.context.budget_tokens": kw.get("budget_tokens", 1500),
+        "mnemolayer.context.format": kw.get("format", "markdown"),
+    }
+
+
+def packed_attributes(result: Any) -> Attributes:
+    return {
+        "mnemolayer.context.tokens": result.tokens,
+        "mnemolayer.context.items": sum(len(s.items) for s in result.sections),
+        "mnemolayer.context.dropped": sum(result.dropped.values()),
+    }

@@ -163,6 +163,8 @@ async def _every_call(path: Any, copy_path: Any) -> set[str]:
         await call("import_markdown", text, user_id="u")
         rows = await call("export", user_id="u")
         await call("reindex", batch_size=8)
+        await call("flush", timeout_s=10)
+        await call("pending", user_id="u")
         call_now = await call("now")
         assert call_now == am.sync.now() or call_now <= am.sync.now()
         assert am.last_query_embed_seconds >= 0.0

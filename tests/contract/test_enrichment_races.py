@@ -22,45 +22,18 @@ from mnemolayer import Memory
 from mnemolayer.extract.llm import LLMExtractor
 from mnemolayer.retrieval.index import embed_records
 from mnemolayer.testing import HashingEmbedder, ScriptedChatModel
-from tests.helpers import EndpointEmbedder, EndpointExtractor
+from tests.helpers import EndpointEmbedder, EndpointExtractor, Gate, open_gates
 
 PORTO = '{"facts": [{"subject": "user", "predicate": "lives_in", "object": "Porto"}]}'
 BRAGA = '{"facts": [{"subject": "user", "predicate": "lives_in", "object": "Braga"}]}'
 WAIT_S = 20.0
-_GATES: list[Gate] = []
 
 
 @pytest.fixture(autouse=True)
 def _gates_open_afterwards() -> Iterator[None]:
     """A test that fails while a model waits at a gate does not leave its thread hanging."""
     yield
-    while _GATES:
-        _GATES.pop().open()
-
-
-class Gate:
-    """A point a model's call waits at: :meth:`arm` it, the next call sets ``entered`` and
-    waits for :meth:`open` (every gate is opened after its test, failed or not)."""
-
-    def __init__(self) -> None:
-        self.entered = threading.Event()
-        self._open = threading.Event()
-        self._armed = False
-        self._lock = threading.Lock()
-        _GATES.append(self)
-
-    def arm(self) -> None:
-        self._armed = True
-
-    def open(self) -> None:
-        self._open.set()
-
-    def pass_through(self) -> None:
-        with self._lock:
-            armed, self._armed = self._armed, False
-        if armed:
-            self.entered.set()
-            assert self._open.wait(WAIT_S), "the test never opened the gate"
+    open_gates()
 
 
 def _in_thread(fn: Callable[[], Any]) -> tuple[threading.Thread, dict[str, Any]]:

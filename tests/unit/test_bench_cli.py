@@ -139,3 +139,26 @@ def test_bench_faults_reports_every_fault_with_nothing_acknowledged_lost() -> No
         lost = faults["Redis killed mid-session (appendonly no)"]
         assert kept["found_after"] == kept["acknowledged"] > 0 and lost["found_after"] == 0
         assert kept["errors"] == lost["errors"] == {"StoreError": 3}
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (("--replicas", "2"), "--replicas"),  # an SQLite data dir has one server process
+        (("--think", "3-1"), "--think"),
+        (("--think", "soon"), "--think"),
+        (("--duration", "forever"), "--duration"),
+        (("--store", "mysql://db"), "--store"),
+        (("--spawn-rate", "0"), "--spawn-rate"),
+    ],
+)
+def test_bench_load_refuses_bad_options_before_starting_anything(
+    tmp_path: Path, args: tuple[str, ...], field: str
+) -> None:
+    work = tmp_path / "work"
+    result = runner.invoke(bench_app, ["load", *args, "--workdir", str(work)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.count("error:") == 1 and field in result.output
+    assert not work.exists()  # no data dir, no server
+    # locust patches the standard library for gevent when imported: only a run may.
+    assert "locust" not in sys.modules

@@ -243,6 +243,37 @@ def test_embed_long_maps_chunks_to_their_texts() -> None:
     assert empty.shape == (0, 64) and none == []
 
 
+class _CountedCounts(HashingEmbedder):
+    """The hashing model, recording the texts whose tokens are counted."""
+
+    def __init__(self) -> None:
+        super().__init__(dim=16)
+        self.max_tokens = 40
+        self.counted: list[str] = []
+
+    def count_tokens(self, text: str) -> int:
+        self.counted.append(text)
+        return super().count_tokens(text)
+
+
+def test_embed_long_counts_no_text_of_a_batch_that_surely_fits() -> None:
+    e = _CountedCounts()
+    short = ["I bought a red bike", "我每天早上喝拿铁", "Bye Nate!"]
+    decomposed = "Cafe\u0301 on the corner"  # not NFKC-normal: counted
+    long = long_text(120, seed=2)
+    vectors, owners = embed_long(e, [*short, decomposed, long])
+    # One count for the batch ("a": what the model adds to every text), then only the
+    # text that is not normal and the long one (chunked, so counted more than once).
+    assert e.counted[0] == "a" and decomposed in e.counted
+    assert not set(short) & set(e.counted)
+    assert owners[:4] == [0, 1, 2, 3] and owners.count(4) > 1
+    alone, _ = embed_long(e, short)
+    assert np.allclose(alone, vectors[:3])  # the same vectors as when counted
+    e.counted.clear()
+    embed_long(e, ["I bought a red bike"])
+    assert e.counted == ["I bought a red bike"]  # one text: counted, no extra count
+
+
 @pytest.mark.parametrize(
     ("answer", "message"),
     [

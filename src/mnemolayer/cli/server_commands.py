@@ -157,6 +157,13 @@ def serve(
             help="Serve Prometheus metrics at /metrics (the operator's key when keys are on)."
         ),
     ] = True,
+    embed_queue: Annotated[
+        bool,
+        typer.Option(
+            help="Embed in the background: adds answer once stored, a worker per store "
+            "embeds them in batches across requests."
+        ),
+    ] = False,
 ) -> None:
     """Run the REST server (see docs/rest.md; metrics and tracing: docs/observability.md)."""
     state = _state(ctx)
@@ -184,6 +191,7 @@ def serve(
         maintain_every_s=every,
         privacy=state.privacy,
         metrics=metrics,
+        embed_queue=embed_queue,
     )
     if not settings.auth and not insecure_no_auth and not is_loopback(host):
         raise ValidationError(

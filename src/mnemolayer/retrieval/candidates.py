@@ -366,7 +366,7 @@ class CandidateFinder:
         if not rows:
             return
         n_docs, avg_len = self._text_stats(req.scope.user_id)
-        df = self.store.term_doc_counts(terms)
+        df = self.store.term_doc_counts(terms, user_id=req.scope.user_id)
         scores = bm25_scores(terms, [text.split() for _, text in rows], df, n_docs, avg_len)
         # A document holding every query term once, at average length, scores Σ idf.
         n = max(n_docs, 1)

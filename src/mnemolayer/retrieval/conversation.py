@@ -96,7 +96,7 @@ def build_conversation_index(store: SQLStore, user_id: str) -> ConversationIndex
     store) and one stemming pass; about 30 ms for a 600-turn LoCoMo conversation.
     """
     sessions = _split_sessions(store.session_order(user_id))
-    records = store.get_many_by_rowid([r for s in sessions for r in s])
+    records = store.get_many_by_rowid([r for s in sessions for r in s], user_id=user_id)
     idx = ConversationIndex()
     names: set[str] = set()
     for number, turns in enumerate(sessions):

@@ -120,7 +120,7 @@ class Searcher(CandidateFinder):
         if not cands.rowids:
             return []
         # Rank on a light projection; build full records only for the hits returned.
-        signals = self.store.rank_signals(cands.rowids)
+        signals = self.store.rank_signals(cands.rowids, user_id=req.scope.user_id)
         rowids = [r for r in cands.rowids if r in signals and r not in hidden]
         if not rowids:
             return []
@@ -151,7 +151,9 @@ class Searcher(CandidateFinder):
         partners = partners_all if cfg.collapse_facts else {}
         picked = collapse(order.tolist(), rowids, partners, req.limit)
         records = self.store.with_waiting_access(
-            self.store.get_many_by_rowid([r for _, group in picked for r in group])
+            self.store.get_many_by_rowid(
+                [r for _, group in picked for r in group], user_id=req.scope.user_id
+            )
         )
         hits: list[Hit] = []
         for i, group in picked:
@@ -178,6 +180,7 @@ class Searcher(CandidateFinder):
             self.store.record_access(
                 used,
                 lambda rec: reinforce(rec, now, lifecycle).as_changes(),
+                user_id=req.scope.user_id,
                 flush_size=cfg.access_flush_size,
                 flush_after_s=cfg.access_flush_seconds,
             )

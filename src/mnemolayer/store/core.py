@@ -194,6 +194,10 @@ class StoreCore(Engine):
         entry of record ``rowid``; ``replace``: the record has one already."""
 
     @abc.abstractmethod
+    def _unindex_terms(self, c: Txn, user_id: str, rowids: Sequence[int]) -> None:
+        """Remove the keyword entries of ``user_id``'s records ``rowids`` (at most 500)."""
+
+    @abc.abstractmethod
     def keyword_matches(
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
     ) -> list[tuple[int, str]]:
@@ -202,9 +206,13 @@ class StoreCore(Engine):
         whose record also satisfies ``where`` (over ``memories m``)."""
 
     @abc.abstractmethod
-    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+    def term_doc_counts(
+        self, terms: Sequence[str], *, user_id: str | None = None
+    ) -> dict[str, int]:
         """How many records hold each term (terms as :meth:`blind_query_terms` gives
-        them); terms no record holds are absent."""
+        them: a user's own); terms no record holds are absent. ``user_id``: whose terms
+        they are, so that an engine may read that user's rows only (the counts are the
+        same: the terms carry the user's tag)."""
 
     @abc.abstractmethod
     def text_stats(self, user_id: str | None = None) -> tuple[int, float]:

@@ -37,13 +37,20 @@ class EraseSQL(IndexSQL):
         gone = c.execute(
             f"SELECT rowid, id, user_id FROM memories WHERE {where}", params
         ).fetchall()
-        for start in range(0, len(gone), 500):
-            part = [g[0] for g in gone[start : start + 500]]
-            marks = ",".join("?" * len(part))
-            c.execute(f"DELETE FROM memories_fts WHERE rowid IN ({marks})", part)
-            c.execute(f"DELETE FROM vectors WHERE memory_rowid IN ({marks})", part)
-            c.execute(f"DELETE FROM memories WHERE rowid IN ({marks})", part)
-        for user_id in {g[2] for g in gone}:
+        by_user: dict[str, list[int]] = {}
+        for rowid, _, user_id in gone:
+            by_user.setdefault(user_id, []).append(rowid)
+        # By user and rowid: one shard per statement on a store sharded by user.
+        for user_id, rowids in by_user.items():
+            for start in range(0, len(rowids), 500):
+                part = rowids[start : start + 500]
+                marks = ",".join("?" * len(part))
+                self._unindex_terms(c, user_id, part)
+                for sql in (
+                    f"DELETE FROM vectors WHERE user_id = ? AND memory_rowid IN ({marks})",
+                    f"DELETE FROM memories WHERE user_id = ? AND rowid IN ({marks})",
+                ):
+                    c.execute(sql, [user_id, *part])
             self.bump_generation(c, user_id)
         return gone
 

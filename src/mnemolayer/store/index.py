@@ -49,11 +49,18 @@ class IndexSQL(StoreCore):
         self._index_writes += 1
         # A user's first row starts above every generation a deleted user ever reached
         # (:meth:`drop_generation`), so no cache can mistake new vectors for old ones.
+        # An update, then an insert when there was no row (writers run one at a time):
+        # the same as an upsert, and it runs where ON CONFLICT DO UPDATE cannot (a table
+        # of PostgreSQL foreign partitions, mnemolayer.store.postgres.sharding).
         c.execute(
-            "INSERT INTO user_generation VALUES (?, 1 + COALESCE((SELECT CAST(value AS "
-            "INTEGER) FROM meta WHERE key = 'generation_floor'), 0)) ON CONFLICT(user_id) "
-            "DO UPDATE SET generation = user_generation.generation + 1",
+            "UPDATE user_generation SET generation = generation + 1 WHERE user_id = ?",
             (user_id,),
+        )
+        c.execute(
+            "INSERT INTO user_generation SELECT ?, 1 + COALESCE((SELECT CAST(value AS "
+            "INTEGER) FROM meta WHERE key = 'generation_floor'), 0) WHERE NOT EXISTS "
+            "(SELECT 1 FROM user_generation WHERE user_id = ?)",
+            (user_id, user_id),
         )
         self._index_changed(c)
 
@@ -116,8 +123,8 @@ class IndexSQL(StoreCore):
         rows = self.read(
             "SELECT f.rowid, s.rowid, f.superseded_by IS NULL FROM memories f, "
             "json_each(f.source_ids) j JOIN memories s ON s.id = j.value "
-            "WHERE f.user_id = ? AND f.kind = 'semantic' AND s.user_id = ?",
-            (user_id, user_id),
+            "WHERE f.user_id = ? AND f.kind = 'semantic' AND s.user_id = f.user_id",
+            (user_id,),
         )
         return [(int(a), int(b), bool(cur)) for a, b, cur in rows]
 

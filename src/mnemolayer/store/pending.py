@@ -76,6 +76,18 @@ class PendingSQL(RecordsSQL):
         )
         return [(self.row_record(r[1:]), int(r[0])) for r in rows]
 
+    def pending_embeddings(self, limit: int = 64) -> list[tuple[MemoryRecord, int]]:
+        """Up to ``limit`` records of any user that wait for their embedding, oldest id
+        first, each with its content revision: what the background embedding queue
+        claims next (:mod:`mnemolayer.layers.episodic.queue`). A record completed or
+        edited since is written by nobody (:meth:`write_vectors`)."""
+        rows = self.read(
+            f"SELECT revision, {COLUMNS} FROM memories WHERE {_PENDING} "
+            "AND pending_embedding = 1 ORDER BY id LIMIT ?",
+            (int(limit),),
+        )
+        return [(self.row_record(r[1:]), int(r[0])) for r in rows]
+
     def pending_counts(self, user_id: str | None = None) -> dict[str, int]:
         """How many records (of ``user_id``, else of the store) wait for each kind of
         enrichment: ``{"embedding": n, "extraction": m}``."""

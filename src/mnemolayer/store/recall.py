@@ -121,15 +121,15 @@ class RecallStatements:
             now, "t.", include_history=include_history, lifecycle=lifecycle
         )
         target = (
-            "EXISTS (SELECT 1 FROM memories t WHERE t.id = memories.consolidated_into "
-            f"AND t.user_id = ? AND {where} AND {act})"
+            "EXISTS (SELECT 1 FROM memories t WHERE t.user_id = memories.user_id "
+            f"AND t.id = memories.consolidated_into AND {where} AND {act})"
         )
         out: set[int] = set()
         for start in range(0, len(rowids), 500):
             part = list(rowids[start : start + 500])
             out |= self.rowids(
-                f"rowid IN ({','.join('?' * len(part))}) AND consolidated_into IS NOT NULL "
-                f"AND {target}",
-                [*part, scope.user_id, *params, *act_params],
+                f"user_id = ? AND rowid IN ({','.join('?' * len(part))}) "
+                f"AND consolidated_into IS NOT NULL AND {target}",
+                [scope.user_id, *part, *params, *act_params],
             )
         return out

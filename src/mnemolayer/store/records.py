@@ -118,28 +118,40 @@ class RecordsSQL(HistorySQL, IndexSQL):
 
     # -- reads ---------------------------------------------------------------------------
 
-    def get(self, memory_id: str) -> MemoryRecord | None:
-        rows = self.read(f"SELECT {COLUMNS} FROM memories WHERE id = ?", (memory_id,))
+    def get(self, memory_id: str, *, user_id: str | None = None) -> MemoryRecord | None:
+        """The record ``memory_id`` (of ``user_id`` when given: then the look-up is by
+        the distribution column too, one shard on a sharded PostgreSQL), or ``None``."""
+        mine, params = _of_user(user_id)
+        rows = self.read(f"SELECT {COLUMNS} FROM memories WHERE {mine}id = ?", (*params, memory_id))
         return self.row_record(rows[0]) if rows else None
 
-    def get_many_by_rowid(self, rowids: Sequence[int]) -> dict[int, MemoryRecord]:
-        """Records by rowid (the key of the keyword and vector indexes)."""
+    def get_many_by_rowid(
+        self, rowids: Sequence[int], *, user_id: str | None = None
+    ) -> dict[int, MemoryRecord]:
+        """Records by rowid (the key of the keyword and vector indexes); only
+        ``user_id``'s when given (one shard on a sharded PostgreSQL)."""
         out: dict[int, MemoryRecord] = {}
         ids = list(rowids)
+        mine, params = _of_user(user_id)
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             rows = self.read(
-                f"SELECT rowid, {COLUMNS} FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
-                part,
+                f"SELECT rowid, {COLUMNS} FROM memories "
+                f"WHERE {mine}rowid IN ({','.join('?' * len(part))})",
+                [*params, *part],
             )
             for row in rows:
                 out[row[0]] = self.row_record(row[1:])
         return out
 
-    def rank_signals(self, rowids: Sequence[int]) -> dict[int, RankSignals]:
-        """Importance, event time and access count by rowid (records that still exist)."""
+    def rank_signals(
+        self, rowids: Sequence[int], *, user_id: str | None = None
+    ) -> dict[int, RankSignals]:
+        """Importance, event time and access count by rowid (records that still exist;
+        only ``user_id``'s when given)."""
         out: dict[int, RankSignals] = {}
         ids = list(rowids)
+        mine, params = _of_user(user_id)
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             if self._sql_reads_outcomes():
@@ -148,8 +160,8 @@ class RecordsSQL(HistorySQL, IndexSQL):
                     "kind, last_accessed_at, pinned, CASE WHEN kind = 'procedural' AND "
                     "json_type(metadata, '$.outcome_count') = 'integer' "
                     "THEN json_extract(metadata, '$.outcome_count') END "
-                    f"FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
-                    part,
+                    f"FROM memories WHERE {mine}rowid IN ({','.join('?' * len(part))})",
+                    [*params, *part],
                 )
             else:
                 rows = [
@@ -158,8 +170,8 @@ class RecordsSQL(HistorySQL, IndexSQL):
                         "SELECT rowid, importance, COALESCE(occurred_at, created_at), "
                         "access_count, kind, last_accessed_at, pinned, user_id, id, "
                         "CASE WHEN kind = 'procedural' THEN metadata END "
-                        f"FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
-                        part,
+                        f"FROM memories WHERE {mine}rowid IN ({','.join('?' * len(part))})",
+                        [*params, *part],
                     )
                 ]
             for rid, imp, when, count, kind, accessed, pinned, outcomes in rows:
@@ -352,3 +364,8 @@ class RecordsSQL(HistorySQL, IndexSQL):
             "vectors": vectors,
             "history_events": history,
         }
+
+
+def _of_user(user_id: str | None) -> tuple[str, tuple[str, ...]]:
+    """A ``user_id = ? AND`` condition and its parameter, or nothing when ``None``."""
+    return ("user_id = ? AND ", (user_id,)) if user_id is not None else ("", ())

@@ -73,16 +73,23 @@ class SQLiteSessionStore:
             ]
 
         def run(c: Txn) -> None:
+            # An update, then an insert when there was no row (writers run one at a
+            # time): an upsert that also runs on PostgreSQL foreign partitions, where
+            # ON CONFLICT DO UPDATE cannot (mnemolayer.store.postgres.sharding).
+            values = (state.budget_tokens, state.encoding, summary, state.summary_rounds,
+                      state.evicted_count, stamp)  # fmt: skip
             c.execute(
-                "INSERT INTO working_sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (user_id, agent_key, session_id) DO UPDATE SET "
-                "budget_tokens = excluded.budget_tokens, encoding = excluded.encoding, "
-                "summary = excluded.summary, summary_rounds = excluded.summary_rounds, "
-                "evicted_count = excluded.evicted_count, "
-                "updated_at = excluded.updated_at",
-                (*key, state.budget_tokens, state.encoding, summary,
-                 state.summary_rounds, state.evicted_count, stamp),
-            )  # fmt: skip
+                "UPDATE working_sessions SET budget_tokens = ?, encoding = ?, summary = ?, "
+                "summary_rounds = ?, evicted_count = ?, updated_at = ? "
+                "WHERE user_id = ? AND agent_key = ? AND session_id = ?",
+                (*values, *key),
+            )
+            c.execute(
+                "INSERT INTO working_sessions SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
+                "(SELECT 1 FROM working_sessions "
+                "WHERE user_id = ? AND agent_key = ? AND session_id = ?)",
+                (*key, *values, *key),
+            )
             c.execute(
                 "DELETE FROM working_messages "
                 "WHERE user_id = ? AND agent_key = ? AND session_id = ?",

@@ -46,6 +46,9 @@ class AccessLog:
 
     def __init__(self) -> None:
         self._waiting: dict[str, tuple[int, AccessUpdateFn]] = {}
+        #: Whose each waiting record is, where the caller said: the write then filters
+        #: by user too (one shard on a store sharded by user).
+        self._users: dict[str, str] = {}
         self._since: float | None = None
         self._lock = threading.Lock()
         self.dropped = 0
@@ -53,7 +56,7 @@ class AccessLog:
     def __len__(self) -> int:
         return len(self._waiting)
 
-    def add(self, ids: Sequence[str], update: AccessUpdateFn) -> None:
+    def add(self, ids: Sequence[str], update: AccessUpdateFn, user_id: str | None = None) -> None:
         with self._lock:
             if self._since is None:
                 self._since = time.monotonic()
@@ -63,6 +66,13 @@ class AccessLog:
                     self.dropped += 1
                     continue
                 self._waiting[mid] = (times + 1, update)
+                if user_id is not None:
+                    self._users[mid] = user_id
+
+    def users(self, ids: Sequence[str]) -> dict[str, str]:
+        """The user of each of ``ids`` that was given with its accesses."""
+        with self._lock:
+            return {mid: self._users[mid] for mid in ids if mid in self._users}
 
     def due(self, size: int, after_s: float) -> bool:
         """Whether ``size`` records wait or the oldest waited ``after_s`` seconds."""
@@ -85,6 +95,7 @@ class AccessLog:
                     self._waiting[mid] = (left, self._waiting[mid][1])
                 else:
                     self._waiting.pop(mid, None)
+                    self._users.pop(mid, None)
             if not self._waiting:
                 self._since = None
             else:
@@ -101,6 +112,7 @@ class StatesSQL(RecordsSQL):
         ids: Sequence[str],
         update: Callable[[AccessState], Mapping[str, Any]],
         *,
+        user_id: str | None = None,
         wait_s: float = 0.1,
         flush_size: int = 1,
         flush_after_s: float = 0.0,
@@ -115,7 +127,8 @@ class StatesSQL(RecordsSQL):
         transaction of this store before that (:meth:`_before_write`); :meth:`flush_access`
         writes them at once (reads of access state, maintenance and closing call it).
         A search is therefore not a write transaction. ``flush_size=1`` writes every
-        call's accesses at once, as a per-search write.
+        call's accesses at once, as a per-search write. ``user_id``: whose records
+        ``ids`` are, so that their write filters by user too (one shard when sharded).
 
         Unlike :meth:`transact`, a flush tries once and waits at most ``wait_s`` seconds
         for another writer's lock: a search must never stall or fail because its access
@@ -128,17 +141,19 @@ class StatesSQL(RecordsSQL):
         if not ids or self.read_only:
             return False
         log = self.access_log
-        log.add(ids, update)
+        log.add(ids, update, user_id)
         if log.due(flush_size, flush_after_s):
             self.flush_access(wait_s=wait_s)
         return True
 
-    def rank_signals(self, rowids: Sequence[int]) -> dict[int, RankSignals]:
+    def rank_signals(
+        self, rowids: Sequence[int], *, user_id: str | None = None
+    ) -> dict[int, RankSignals]:
         """:meth:`RecordsSQL.rank_signals`, with the accesses still waiting in
         :attr:`access_log` applied, so that ranking sees what it would see had every
         search written its accesses at once (batching changes when they are written,
         never what recall ranks on)."""
-        out = super().rank_signals(rowids)
+        out = super().rank_signals(rowids, user_id=user_id)
         log = self.__dict__.get("_access_log")
         if not log or not out:
             return out
@@ -146,9 +161,10 @@ class StatesSQL(RecordsSQL):
         ids = list(out)
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
+            mine, params = ("user_id = ? AND ", [user_id]) if user_id is not None else ("", [])
             rows = self.read(
-                f"SELECT rowid, id FROM memories WHERE rowid IN ({','.join('?' * len(part))})",
-                part,
+                f"SELECT rowid, id FROM memories WHERE {mine}rowid IN ({','.join('?' * len(part))})",
+                [*params, *part],
             )
             for rid, mid in rows:
                 if mid not in waiting:
@@ -210,7 +226,8 @@ class StatesSQL(RecordsSQL):
         if not log or self.read_only:
             return not log
         batch = log.snapshot()
-        if not self._write_briefly(wait_s, lambda c: self._apply_access(c, batch)):
+        users = log.users(list(batch))
+        if not self._write_briefly(wait_s, lambda c: self._apply_access(c, batch, users)):
             return False
         log.written(batch)
         return True
@@ -223,7 +240,7 @@ class StatesSQL(RecordsSQL):
         if not log:
             return None
         batch = log.snapshot()
-        self._apply_access(c, batch)
+        self._apply_access(c, batch, log.users(list(batch)))
         return batch
 
     def _after_commit(self, token: object) -> None:
@@ -231,29 +248,40 @@ class StatesSQL(RecordsSQL):
             self.access_log.written(token)  # type: ignore[arg-type]
 
     @staticmethod
-    def _apply_access(c: Any, batch: Mapping[str, tuple[int, AccessUpdateFn]]) -> None:
+    def _apply_access(
+        c: Any, batch: Mapping[str, tuple[int, AccessUpdateFn]], users: Mapping[str, str]
+    ) -> None:
         """Write ``batch`` (id → (accesses, update)) inside transaction ``c``: read each
-        record's :class:`AccessState`, apply ``update`` once per access, write the result."""
-        ids = list(batch)
-        changes = []
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            rows = c.execute(
-                "SELECT id, importance, access_count, last_accessed_at FROM memories "
-                f"WHERE id IN ({','.join('?' * len(part))})",
-                part,
-            ).fetchall()
-            for mid, imp, count, accessed in rows:
-                state = _reinforced(AccessState(mid, imp, count, from_iso(accessed)), *batch[mid])
-                changes.append(
-                    (state.access_count, iso(state.last_accessed_at), state.importance, mid)
+        record's :class:`AccessState`, apply ``update`` once per access, write the result.
+        The records of a known user (``users``: id → user) are read and written by user
+        and id (one shard each on a store sharded by user), the others by id."""
+        by_user: dict[str | None, list[str]] = {}
+        for mid in batch:
+            by_user.setdefault(users.get(mid), []).append(mid)
+        for user_id, ids in by_user.items():
+            mine, params = ("user_id = ? AND ", [user_id]) if user_id is not None else ("", [])
+            changes = []
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                rows = c.execute(
+                    "SELECT id, importance, access_count, last_accessed_at FROM memories "
+                    f"WHERE {mine}id IN ({','.join('?' * len(part))})",
+                    [*params, *part],
+                ).fetchall()
+                for mid, imp, count, accessed in rows:
+                    state = _reinforced(
+                        AccessState(mid, imp, count, from_iso(accessed)), *batch[mid]
+                    )
+                    changes.append(
+                        (state.access_count, iso(state.last_accessed_at), state.importance,
+                         *params, mid)
+                    )  # fmt: skip
+            if changes:
+                c.executemany(
+                    "UPDATE memories SET access_count = ?, last_accessed_at = ?, importance = ? "
+                    f"WHERE {mine}id = ?",
+                    changes,
                 )
-        if changes:
-            c.executemany(
-                "UPDATE memories SET access_count = ?, last_accessed_at = ?, importance = ? "
-                "WHERE id = ?",
-                changes,
-            )
 
     #: The columns :meth:`set_state` may change.
     STATE_FIELDS = frozenset({"pinned", "archived_at", "updated_at"})

@@ -182,3 +182,48 @@ def test_pending_enrichments_count_what_waits_for_the_embedder(tmp_path: Path) -
         embedder.down = False
         assert client.post("/v1/users/u/maintain", json={}).status_code == 200
         assert pending() == {"embedding": 0, "extraction": 0}
+
+
+def test_with_the_embed_queue_the_pending_gauge_is_the_queue_depth(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from mnemolayer.server.rest.app import build_app
+    from mnemolayer.server.rest.deps import ServerState
+    from mnemolayer.server.rest.settings import ServerSettings
+    from mnemolayer.server.rest.tenants import TenantPool
+    from tests.helpers import GATE_WAIT_S, EndpointEmbedder, Gate, open_gates
+
+    settings = ServerSettings(db=str(tmp_path / "memory.db"), embedder="hashing", embed_queue=True)
+    embedder = EndpointEmbedder(gate=Gate())
+    pool = TenantPool(settings, embedder)
+    state = ServerState(settings=settings, pool=pool, keys=None)
+    try:
+        with TestClient(build_app(settings, state)) as client:
+
+            def pending() -> dict[str, float]:
+                text = client.get("/metrics").text
+                [family] = [
+                    f
+                    for f in text_string_to_metric_families(text)
+                    if f.name == "mnemolayer_pending_enrichments"
+                ]
+                return {s.labels["kind"]: s.value for s in family.samples}
+
+            embedder.gate.arm()  # type: ignore[union-attr]
+            reply = client.post(
+                "/v1/users/u/memories", json={"content": "the key is under the mat"}
+            )
+            assert reply.status_code == 201
+            assert reply.json()["items"][0]["pending"] == ["embedding"]
+            assert embedder.gate.entered.wait(GATE_WAIT_S)  # type: ignore[union-attr]
+            # The worker holds it in the model call: the gauge counts it as waiting.
+            assert pending() == {"embedding": 1, "extraction": 0}
+            embedder.gate.open()  # type: ignore[union-attr]
+            assert pool.get("default").flush(timeout_s=30) == 0
+            assert pending() == {"embedding": 0, "extraction": 0}
+            hits = client.post("/v1/users/u/search", json={"query": "key mat", "mode": "vector"})
+            assert [h["memory"]["content"] for h in hits.json()["hits"]] == [
+                "the key is under the mat"
+            ]
+    finally:
+        open_gates()

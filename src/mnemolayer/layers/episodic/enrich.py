@@ -176,5 +176,6 @@ class Enricher:
             return len(facts), done
 
         count, done = self.store.transact(write)
+        self.writer.wake_queue()  # the facts' sentence records, when embedding is deferred
         stale = [t.id for t in records if t.id not in failed and t.id not in set(done)]
         return Mined(facts=count, done=done, stale=stale, failed=sorted(failed))

@@ -32,7 +32,7 @@ def get_record(store: SQLStore, memory_id: str, user_id: str | None = None) -> M
     memory_id = v.memory_id(memory_id)
     user_id = v.scope_id(user_id, "user_id")
     store.flush_access()  # the accesses this process counted, before they are read
-    rec = store.get(memory_id)
+    rec = store.get(memory_id, user_id=user_id)
     if rec is None or (user_id is not None and rec.user_id != user_id):
         raise NotFoundError(f"memory_id: no memory {memory_id!r}")
     return rec

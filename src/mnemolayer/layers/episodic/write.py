@@ -86,6 +86,9 @@ class EpisodicWriter:
         importance: estimates the importance of a message given none.
         clock: returns "now" (aware UTC).
         guard: refuses writes while the store's vectors are another model's.
+
+    ``deferred``, when set, leaves embedding to the background queue: records are stored
+    pending, and it is called after each write (:mod:`~mnemolayer.layers.episodic.queue`).
     """
 
     def __init__(
@@ -105,6 +108,7 @@ class EpisodicWriter:
         self.importance = importance
         self.clock = clock
         self.guard = guard
+        self.deferred: Callable[[], None] | None = None
 
     def add(
         self,
@@ -407,6 +411,7 @@ class EpisodicWriter:
             return stored
 
         stored = self.store.transact(write)
+        self.wake_queue()
         by_hash = {**existing, **stored}
         return [
             None
@@ -425,7 +430,9 @@ class EpisodicWriter:
         marked pending embedding (the keyword terms are there either way)."""
         drafts = [d for p in pending for d in p.drafts.values()]
         both = [*records, *drafts]
-        vectors = embed_or_defer(self.embedder, both)
+        # With the queue: stored pending, as when the embedder is down (quietly: no failure).
+        defer = self.deferred is not None and bool(both)
+        vectors = None if defer else embed_or_defer(self.embedder, both)
         embedded = vectors is not None
         if vectors is None:
             vectors = [np.empty((0, self.embedder.dim), dtype=np.float32)] * len(both)
@@ -440,6 +447,11 @@ class EpisodicWriter:
             {r.id: keyword_terms(r, extra.get(r.id, "")) for r in both},
             embedded,
         )
+
+    def wake_queue(self) -> None:
+        """Tell the background queue (if any) that records may wait for it."""
+        if self.deferred is not None:
+            self.deferred()
 
     @staticmethod
     def _restatements(
@@ -563,6 +575,7 @@ class EpisodicWriter:
             self.store.add_history(c, new.id, new.user_id, "UPDATE", old, new, now)
 
         self.store.transact(write)
+        self.wake_queue()  # new words, when embedding is left to the queue
         return self.store.as_stored(new)
 
     def delete(self, memory_id: str, *, user_id: str | None = None) -> None:

@@ -80,8 +80,9 @@ class _StoreCollector(Collector):
                 log.warning("metrics: skipped a store: %s", exc)
         family = GaugeMetricFamily(
             "mnemolayer_pending_enrichments",
-            "Records waiting for an enrichment (embedding, fact extraction) that "
-            "maintenance completes, summed over the open stores.",
+            "Records waiting for an enrichment (embedding, fact extraction) that a "
+            "background embedding queue or maintenance completes, summed over the open "
+            "stores.",
             labels=["kind"],
         )
         for kind, n in pending.items():

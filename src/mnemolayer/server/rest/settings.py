@@ -137,6 +137,10 @@ class ServerSettings(BaseModel):
         metrics: serve Prometheus metrics at ``GET /metrics`` (docs/observability.md);
             with API keys on, only the operator's key may read them. ``False``: no
             route and no request metrics.
+        embed_queue: embed in the background: each tenant's store adds with its
+            embedding pending and a worker thread embeds in batches across requests
+            (``Memory(embed_queue=True)``, :mod:`mnemolayer.layers.episodic.queue`);
+            ``False`` (default): each add embeds before it answers.
         privacy: PII redaction at write for every tenant's store, as
             :func:`mnemolayer.privacy.resolve_privacy` reads it (``"default"``,
             ``"off"``, ``"email=mask,phone=mask"``…; ``Memory(privacy=...)``).
@@ -157,6 +161,7 @@ class ServerSettings(BaseModel):
     maintain_every_s: float | None = Field(None, ge=MIN_INTERVAL_S, le=MAX_INTERVAL_S)
     privacy: str = "default"
     metrics: bool = True
+    embed_queue: bool = False
 
     @model_validator(mode="after")
     def _one_store(self) -> ServerSettings:

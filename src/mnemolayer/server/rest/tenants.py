@@ -123,6 +123,7 @@ class TenantPool:
                 extractor=self.extractor,
                 reranker=self.reranker,
                 privacy=self.settings.privacy,
+                embed_queue=self.settings.embed_queue,
                 sessions=self._sessions_of(tenant),
                 # Encrypted at rest when MNEMOLAYER_MASTER_KEY[_FILE] is set (SQLite only).
                 encryption=True if env_requests_encryption() and self.database is None else None,

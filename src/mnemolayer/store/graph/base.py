@@ -28,7 +28,8 @@ _FACT_COLUMNS = (
     "f.object_type, f.date, f.valid_from, f.valid_to, f.created_at, f.expired_at, "
     "f.superseded_by, f.confidence, f.source_ids, f.speaker, f.memory_id"
 )
-_FACT_FROM = "facts f JOIN entities e ON e.id = f.subject_id"
+#: Joined on the user too: both are sharded by it (one shard on Citus, docs/postgres.md).
+_FACT_FROM = "facts f JOIN entities e ON e.user_id = f.user_id AND e.id = f.subject_id"
 _FACT_ORDER = "f.valid_from, f.created_at, f.rowid"
 _ENTITY_COLUMNS = "id, user_id, name, type, created_at, updated_at"
 
@@ -177,7 +178,7 @@ class GraphBase:
             rows = self._rows(
                 c,
                 f"SELECT {', '.join('e.' + n.strip() for n in _ENTITY_COLUMNS.split(','))} "
-                "FROM entity_aliases a JOIN entities e ON e.id = a.entity_id "
+                "FROM entity_aliases a JOIN entities e ON e.user_id = a.user_id AND e.id = a.entity_id "
                 "WHERE a.user_id = ? AND a.norm = ?",
                 (user_id, self._key(user_id, norm)),
             )

@@ -140,14 +140,17 @@ class GraphEntities(GraphBase):
             return False  # this entity's own name, or another entity's
         cur = c.execute(
             "INSERT INTO entity_aliases (user_id, norm, entity_id, alias, created_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id, norm) DO NOTHING",
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",  # its only key: (user_id, norm)
             (user_id, key, entity_id,
              self._seal(user_id, "entity_aliases.alias", key, " ".join(alias.split())),
              iso(now)),
         )  # fmt: skip
         if cur.rowcount == 0:
             return False
-        c.execute("UPDATE entities SET updated_at = ? WHERE id = ?", (iso(now), entity_id))
+        c.execute(
+            "UPDATE entities SET updated_at = ? WHERE user_id = ? AND id = ?",
+            (iso(now), user_id, entity_id),
+        )
         return True
 
     def entities(self, user_id: str) -> list[Entity]:

@@ -129,7 +129,7 @@ class GraphForget(GraphBase):
             if not found:
                 continue
             fact = found[0]
-            c.execute("DELETE FROM facts WHERE id = ?", (fact_id,))
+            c.execute("DELETE FROM facts WHERE user_id = ? AND id = ?", (user_id, fact_id))
             c.execute(
                 "DELETE FROM fact_sources WHERE user_id = ? AND fact_id = ?", (user_id, fact_id)
             )
@@ -143,8 +143,9 @@ class GraphForget(GraphBase):
             ):
                 expired_at = None if reopened else prior.expired_at
                 c.execute(
-                    "UPDATE facts SET valid_to = ?, superseded_by = ?, expired_at = ? WHERE id = ?",
-                    (iso(fact.valid_to), fact.superseded_by, iso(expired_at), prior.id),
+                    "UPDATE facts SET valid_to = ?, superseded_by = ?, expired_at = ? "
+                    "WHERE user_id = ? AND id = ?",
+                    (iso(fact.valid_to), fact.superseded_by, iso(expired_at), user_id, prior.id),
                 )
                 relinked[prior.id] = prior.model_copy(
                     update={
@@ -179,7 +180,7 @@ class GraphForget(GraphBase):
                     (user_id, entity_id),
                 )
                 result.entities_removed += c.execute(
-                    "DELETE FROM entities WHERE id = ?", (entity_id,)
+                    "DELETE FROM entities WHERE user_id = ? AND id = ?", (user_id, entity_id)
                 ).rowcount
         return result
 

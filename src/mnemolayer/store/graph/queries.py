@@ -181,7 +181,8 @@ class GraphQueries(GraphEntities):
         part = list(dict.fromkeys(entity_ids))[: _CHUNK // 2]
         marks = _marks(len(part))
         rows = self.store.read(
-            "SELECT m.rowid FROM facts f JOIN memories m ON m.id = f.memory_id "
+            "SELECT m.rowid FROM facts f JOIN memories m ON m.user_id = f.user_id "
+            "AND m.id = f.memory_id "
             f"WHERE f.user_id = ? AND f.valid_to IS NULL AND (f.subject_id IN ({marks}) "
             f"OR f.object_id IN ({marks})) ORDER BY f.valid_from DESC, f.rowid DESC LIMIT ?",
             [user_id, *part, *part, limit],
@@ -197,7 +198,8 @@ class GraphQueries(GraphEntities):
             marks = _marks(len(part))
             rows = self.store.read(
                 "SELECT f.subject_id, f.object_id, f.predicate, m.rowid FROM facts f "
-                "JOIN memories m ON m.id = f.memory_id WHERE f.user_id = ? AND "
+                "JOIN memories m ON m.user_id = f.user_id AND m.id = f.memory_id "
+                "WHERE f.user_id = ? AND "
                 f"(f.subject_id IN ({marks}) OR f.object_id IN ({marks}))",
                 [user_id, *part, *part],
             )

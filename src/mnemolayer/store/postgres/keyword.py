@@ -33,16 +33,29 @@ class TsvectorIndex(StoreCore):
 
     def _index_terms(self, c: Txn, rowid: int, user_id: str, terms: str, *, replace: bool) -> None:
         if replace:
+            # An update, then an insert when there was no row: not ON CONFLICT DO UPDATE,
+            # which a foreign partition cannot run (sharding.py); writers run one at a
+            # time, so nothing comes between the two.
             c.execute(
-                "INSERT INTO memories_fts (user_id, rowid, terms) VALUES (?, ?, ?) "
-                "ON CONFLICT (user_id, rowid) DO UPDATE SET terms = excluded.terms",
-                (user_id, rowid, terms),
+                "UPDATE memories_fts SET terms = ? WHERE user_id = ? AND rowid = ?",
+                (terms, user_id, rowid),
+            )
+            c.execute(
+                "INSERT INTO memories_fts (user_id, rowid, terms) SELECT ?, ?, ? WHERE NOT "
+                "EXISTS (SELECT 1 FROM memories_fts WHERE user_id = ? AND rowid = ?)",
+                (user_id, rowid, terms, user_id, rowid),
             )
         else:
             c.execute(
                 "INSERT INTO memories_fts (user_id, rowid, terms) VALUES (?, ?, ?)",
                 (user_id, rowid, terms),
             )
+
+    def _unindex_terms(self, c: Txn, user_id: str, rowids: Sequence[int]) -> None:
+        c.execute(  # by user too: one shard when sharded by user
+            f"DELETE FROM memories_fts WHERE user_id = ? AND rowid IN ({','.join('?' * len(rowids))})",
+            [user_id, *rowids],
+        )
 
     def keyword_matches(
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
@@ -59,10 +72,10 @@ class TsvectorIndex(StoreCore):
         if query is None:
             return []
         limit = int(limit)
-        ranked = self.read(
-            "SELECT rowid, terms FROM memories_fts WHERE tsv @@ CAST(? AS tsquery) "
+        ranked = self.read(  # the user's rows (its tags already say so): one shard
+            "SELECT rowid, terms FROM memories_fts WHERE user_id = ? AND tsv @@ CAST(? AS tsquery) "
             f"ORDER BY ts_rank(tsv, CAST(? AS tsquery)) DESC, rowid LIMIT {2 * limit}",
-            [query, query],
+            [user_id, query, query],
         )
         if ranked:
             marks = ",".join("?" * len(ranked))
@@ -86,21 +99,25 @@ class TsvectorIndex(StoreCore):
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
-    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+    def term_doc_counts(
+        self, terms: Sequence[str], *, user_id: str | None = None
+    ) -> dict[str, int]:
         """How many records hold each term (terms are per user, as the index holds them:
         :meth:`blind_query_terms`), from the GIN index; cached until :meth:`change_token`
         reads a new value (the searcher reads it first in every keyword search, so the
-        cache is checked once per search, without a second round trip)."""
+        cache is checked once per search, without a second round trip). With
+        ``user_id``, only that user's rows are read (one shard when sharded by user)."""
         wanted = [t for t in dict.fromkeys(terms) if "df:" + t not in self._stats]
         if wanted:
             if len(self._stats) > 50_000:
                 self._stats.clear()
+            mine, user = ("user_id = ? AND ", [user_id]) if user_id is not None else ("", [])
             counted = self.read(  # one round trip for every term, each through the index
                 " UNION ALL ".join(
-                    f"SELECT {i}, COUNT(*) FROM memories_fts WHERE tsv @@ CAST(? AS tsquery)"
+                    f"SELECT {i}, COUNT(*) FROM memories_fts WHERE {mine}tsv @@ CAST(? AS tsquery)"
                     for i in range(len(wanted))
                 ),
-                [_lexeme(t) for t in wanted],
+                [p for t in wanted for p in (*user, _lexeme(t))],
             )
             for i, n in counted:
                 self._stats["df:" + wanted[int(i)]] = int(n)

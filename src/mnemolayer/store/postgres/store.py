@@ -60,11 +60,14 @@ __all__ = ["PostgresStore", "_lexeme", "has_schema", "is_postgres_url", "redact_
 
 
 #: One record with its keyword row, chunk vectors and ADD history event, as one statement;
-#: nothing but the record is written when its content hash already exists.
+#: nothing is written when its content hash already exists. ``ON CONFLICT DO NOTHING``
+#: names no conflict target (the dedup key is the only one a new record can meet: its id
+#: and rowid are new), so that it also runs on a table partitioned with foreign
+#: partitions, which has no unique index to infer the target from (sharding.py).
 _INSERT_CTE = (
     f"WITH m AS (INSERT INTO memories ({COLUMNS}) "
     f"VALUES ({', '.join(['%s'] * len(COLUMN_NAMES))}) "
-    "ON CONFLICT (tenant, user_id, content_hash) DO NOTHING RETURNING user_id, rowid, id), "
+    "ON CONFLICT DO NOTHING RETURNING user_id, rowid, id), "
     "f AS (INSERT INTO memories_fts (user_id, rowid, terms) SELECT user_id, rowid, %s FROM m), "
     "v AS (INSERT INTO vectors (memory_rowid, chunk, user_id, vector) "
     "SELECT m.rowid, x.n - 1, m.user_id, x.v FROM m, "
@@ -169,7 +172,7 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
     def _insert_row(self, c: Any, record: MemoryRecord) -> int | None:
         row = c.execute(
             f"INSERT INTO memories ({COLUMNS}) VALUES ({', '.join('?' * len(COLUMN_NAMES))}) "
-            "ON CONFLICT(user_id, content_hash) DO NOTHING RETURNING rowid",
+            "ON CONFLICT DO NOTHING RETURNING rowid",
             self.record_row(record),
         ).fetchone()
         return None if row is None else int(row[0])

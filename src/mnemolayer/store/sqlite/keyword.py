@@ -26,6 +26,13 @@ class FTS5Index(StoreCore):
             c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
         c.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (rowid, terms))
 
+    def _unindex_terms(self, c: Txn, user_id: str, rowids: Sequence[int]) -> None:
+        # FTS5 rows have no user column: by rowid (a rowid is one user's).
+        c.execute(
+            f"DELETE FROM memories_fts WHERE rowid IN ({','.join('?' * len(rowids))})",
+            list(rowids),
+        )
+
     def keyword_matches(
         self, user_id: str, match: str, where: str, params: Sequence[Any], limit: int
     ) -> list[tuple[int, str]]:
@@ -71,9 +78,12 @@ class FTS5Index(StoreCore):
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
-    def term_doc_counts(self, terms: Sequence[str]) -> dict[str, int]:
+    def term_doc_counts(
+        self, terms: Sequence[str], *, user_id: str | None = None
+    ) -> dict[str, int]:
         """How many records hold each term (from the FTS5 vocabulary): terms as
-        :meth:`blind_query_terms` gives them are per user, so these are the user's."""
+        :meth:`blind_query_terms` gives them are per user, so these are the user's
+        (``user_id`` is not needed here)."""
         if not terms:
             return {}
         rows = self.read(
