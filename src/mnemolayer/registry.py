@@ -21,7 +21,7 @@ import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from mnemolayer.errors import StoreError, ValidationError
 from mnemolayer.protocols import (
@@ -451,6 +451,7 @@ class StoreTarget:
         scheme: the :data:`STORES` key (``"sqlite"`` or ``"postgresql"``).
         encryption: the resolved encryption setting (``None``: plain).
         master_key: its key, loaded (so a bad key fails before the store opens).
+        opened: a store the caller opened (``Memory(store)``), used as it is.
     """
 
     target: str
@@ -458,10 +459,11 @@ class StoreTarget:
     scheme: str
     encryption: EncryptionConfig | None
     master_key: bytes | None
+    opened: SQLStore | None = None
 
 
 def store_target(
-    path: str | os.PathLike[str] | None, encryption: EncryptionConfig | bool | None
+    path: str | os.PathLike[str] | Store | None, encryption: EncryptionConfig | bool | None
 ) -> StoreTarget:
     """Check ``Memory(path, encryption=...)`` without opening anything.
 
@@ -474,14 +476,16 @@ def store_target(
     from mnemolayer.store.postgres.store import is_postgres_url, redact_url
     from mnemolayer.store.sqlite.store import parse_db_url
 
-    target = os.fspath(path) if path is not None else default_db_path()
+    opened: SQLStore | None = None
+    if path is None or isinstance(path, str | os.PathLike):
+        target = os.fspath(path) if path is not None else default_db_path()
+    else:  # an open store, checked against the encryption setting as an opened one
+        opened, target = cast("SQLStore", path), path.path
     postgres = is_postgres_url(str(target))
     shown = redact_url(str(target)) if postgres else parse_db_url(target)
     if not postgres and re.search(r"\b(host|dbname|hostaddr)=", str(target)):
         raise ValidationError(
-            "db",
-            "looks like a libpq keyword string; give PostgreSQL as a URL: "
-            "postgresql://user@host:port/dbname",
+            "db", "looks like a libpq keyword string; give it as postgresql://user@host:port/dbname"
         )
     if postgres and encryption not in (None, False):
         raise ValidationError(
@@ -491,7 +495,8 @@ def store_target(
         )
     config = resolve_encryption(encryption)
     key = config.load_key() if config is not None else None
-    return StoreTarget(str(target), shown, "postgresql" if postgres else "sqlite", config, key)
+    scheme = "postgresql" if postgres else "sqlite"
+    return StoreTarget(str(target), shown, scheme, config, key, opened=opened)
 
 
 def open_store(target: StoreTarget, *, read_only: bool | None) -> tuple[SQLStore, KeyRing | None]:
@@ -503,9 +508,9 @@ def open_store(target: StoreTarget, *, read_only: bool | None) -> tuple[SQLStore
             the setting (see :func:`open_encryption`).
         ValidationError: the wrong master key (field ``"encryption"``).
     """
-    factory: Callable[..., SQLStore] = _load(STORES[target.scheme])
     where = target.target if target.scheme == "postgresql" else target.path
-    store = factory(where, read_only=read_only)
+    # A store the caller opened is used in the mode it chose.
+    store: SQLStore = target.opened or _load(STORES[target.scheme])(where, read_only=read_only)
     try:
         keyring = open_encryption(store, target.encryption, target.master_key)
     except BaseException:

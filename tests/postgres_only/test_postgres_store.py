@@ -82,7 +82,7 @@ def test_a_password_never_appears_in_paths_or_errors() -> None:
     assert "127.0.0.1" in str(err.value)
 
 
-def test_every_key_leads_with_user_id_for_citus(pg_url: str) -> None:
+def test_every_key_leads_with_tenant_then_user_id_for_citus(pg_url: str) -> None:
     with Memory(pg_url, embedder="hashing") as mem:
         rows = mem.store.read(
             "SELECT t.relname, i.indisprimary, array_to_string(array_agg(a.attname ORDER BY "
@@ -92,13 +92,17 @@ def test_every_key_leads_with_user_id_for_citus(pg_url: str) -> None:
             "JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = k.attnum "
             "WHERE i.indisunique GROUP BY t.relname, i.indexrelid, i.indisprimary"
         )
-    # store-wide (reference tables under Citus), or keyed by user alone
-    local = {"meta", "schema_version", "user_generation", "fts_totals"}
+    # shared by every tenant; per tenant but store-wide (reference tables under Citus),
+    # or keyed by user alone
+    shared = {"schema_version", "tenants", "api_keys"}
+    local = {"meta", "user_generation", "fts_totals"}
     assert rows
     for table, _primary, columns in rows:
-        if table in local:
+        if table in shared:
             continue
-        assert str(columns).split(",")[0] == "user_id", (table, columns)
+        assert str(columns).split(",")[0] == "tenant", (table, columns)
+        if table not in local:
+            assert str(columns).split(",")[1] == "user_id", (table, columns)
 
 
 def test_threads_share_the_pool_and_writes_stay_serial(pg_url: str) -> None:

@@ -45,21 +45,51 @@ DataDirOpt = Annotated[
 ]
 
 
+DatabaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--database",
+        envvar="MNEMOLAYER_DATABASE",
+        help="Tenants and keys in this PostgreSQL database (postgresql://…), "
+        "kept apart by row-level security; several replicas may serve it.",
+        show_default="$MNEMOLAYER_DATABASE",
+    ),
+]
+
+
 def _data_dir(value: Path | None) -> Path:
     if value is None:
-        raise ValidationError("--data-dir", "required (or set MNEMOLAYER_DATA_DIR)")
+        raise ValidationError(
+            "--data-dir",
+            "required, or --database (or set MNEMOLAYER_DATA_DIR / MNEMOLAYER_DATABASE)",
+        )
     return value
 
 
-def _key_store(value: Path | None, *, create: bool) -> KeyStore:
-    """The key store of ``--data-dir``: made if missing with ``create`` (in a directory
-    checked to be writable), else refused when missing (a listing or a revocation must
-    not make one).
+def _key_store(value: Path | None, *, create: bool, database: str | None = None) -> KeyStore:
+    """The key store of ``--database`` (its ``api_keys`` table, the schema migrated) or
+    of ``--data-dir``: a file made if missing with ``create`` (in a directory checked to
+    be writable), else refused when missing (a listing or a revocation must not make one).
 
     Raises:
-        ValidationError / UsageError: no, or a bad, ``--data-dir``; no key store there.
-        StoreError: the key file cannot be opened.
+        ValidationError / UsageError: none or both of ``--data-dir`` and ``--database``,
+            or a bad one; no key store there.
+        StoreError: the key file or the database cannot be opened.
     """
+    if database is not None:
+        if value is not None:
+            raise ValidationError("--database", "give --database or --data-dir, not both")
+        if not is_postgres_url(database):
+            raise ValidationError("--database", "expected a postgresql:// URL")
+        from mnemolayer.server.rest.pgkeys import PostgresKeyStore
+        from mnemolayer.store.postgres.database import PostgresDatabase
+
+        db = PostgresDatabase(database)
+        try:
+            return PostgresKeyStore(db, owned=True)
+        except BaseException:
+            db.close()
+            raise
     directory = _data_dir(value)
     if create:
         check_data_dir(directory)
@@ -81,6 +111,17 @@ def serve(
         typer.Option(help="Single-user mode: serve this store without keys.", show_default=False),
     ] = None,
     data_dir: DataDirOpt = None,
+    database: DatabaseOpt = None,
+    sessions: Annotated[
+        str | None,
+        typer.Option(
+            "--sessions",
+            envvar="MNEMOLAYER_SESSIONS",
+            help="Working-memory windows in Redis (redis:// or redis+cluster://), shared "
+            "by replicas; default: in each tenant's store.",
+            show_default="$MNEMOLAYER_SESSIONS",
+        ),
+    ] = None,
     embedder: Annotated[
         str | None, typer.Option(help="Embedding model.", show_default="global --embedder")
     ] = None,
@@ -126,12 +167,21 @@ def serve(
 ) -> None:
     """Run the REST server (see docs/rest.md; metrics and tracing: docs/observability.md)."""
     state = _state(ctx)
-    if db is not None and data_dir is not None:
-        raise ValidationError("--db", "give --db (one store, no keys) or --data-dir, not both")
+    if data_dir is not None and database is not None:
+        raise ValidationError("--database", "give --database or --data-dir, not both")
+    if db is not None and (data_dir is not None or database is not None):
+        raise ValidationError(
+            "--db", "give --db (one store, no keys), --data-dir or --database, not two"
+        )
+    if database is not None and not is_postgres_url(database):
+        raise ValidationError("--database", "expected a postgresql:// URL")
     every = parse_duration(maintain_every) if maintain_every is not None else None
+    tenants = data_dir is not None or database is not None
     settings = ServerSettings(
         data_dir=data_dir,
-        db=None if data_dir is not None else (db or state.db),
+        database=database,
+        sessions=None if sessions == "sqlite" else sessions,  # sqlite: each tenant's store
+        db=None if tenants else (db or state.db),
         insecure_no_auth=insecure_no_auth,
         embedder=embedder or state.embedder,
         embed_threads=state.embed_threads,
@@ -146,10 +196,10 @@ def serve(
     if not settings.auth and not insecure_no_auth and not is_loopback(host):
         raise ValidationError(
             "--host",
-            f"refusing to serve {host} without API keys: use --data-dir with keys "
-            "(mnemolayer keys create), or --insecure-no-auth",
+            f"refusing to serve {host} without API keys: use --data-dir or --database "
+            "with keys (mnemolayer keys create), or --insecure-no-auth",
         )
-    _check_encryption(settings.db)
+    _check_encryption(settings.db or settings.database)
     _check_postgres(settings.db)
     require_server_extra()
     import uvicorn
@@ -163,7 +213,13 @@ def serve(
         check_data_dir(settings.data_dir)
     opened = open_state(settings)
     shown = redact_url(settings.db) if settings.db and is_postgres_url(settings.db) else settings.db
-    where = f"data dir {settings.data_dir}" if settings.data_dir else f"store {shown}"
+    where = (
+        f"data dir {settings.data_dir}"
+        if settings.data_dir
+        else f"tenants of {redact_url(settings.database)}"
+        if settings.database
+        else f"store {shown}"
+    )
     auth = "API keys required" if settings.auth else "no API keys"
     upkeep = f", maintenance every {format_duration(every)}" if every is not None else ""
     _say(state.err, f"mnemolayer serving {where} on http://{host}:{port} ({auth}{upkeep})")
@@ -209,7 +265,7 @@ def _check_encryption(db: str | None) -> None:
         raise ValidationError(
             "MNEMOLAYER_MASTER_KEY",
             "encryption at rest is available on the SQLite store only; unset it for a "
-            "PostgreSQL --db",
+            "PostgreSQL --db or --database",
         )
     path = parse_db_url(db) if db is not None else None
     if path is None or path == ":memory:" or not Path(path).exists():
@@ -264,6 +320,7 @@ def keys_create(
         typer.Option(help="The tenant the key reaches (required unless --operator)."),
     ] = None,
     data_dir: DataDirOpt = None,
+    database: DatabaseOpt = None,
     user: Annotated[
         list[str] | None, typer.Option("--user", "-u", help="Bind to this user (repeatable).")
     ] = None,
@@ -285,7 +342,7 @@ def keys_create(
         raise ValidationError("--tenant", "an operator key belongs to no tenant; drop --tenant")
     if not operator and tenant is None:
         raise ValidationError("--tenant", "required (or --operator for the operator's key)")
-    store = _key_store(data_dir, create=True)
+    store = _key_store(data_dir, create=True, database=database)
     try:
         token, info = store.create(
             tenant, users=user or [], admin=admin, operator=operator, name=name
@@ -303,11 +360,12 @@ def keys_create(
 def keys_list(
     ctx: typer.Context,
     data_dir: DataDirOpt = None,
+    database: DatabaseOpt = None,
     tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys.")] = None,
 ) -> None:
     """List API keys (never the keys themselves), revoked ones included."""
     state = _state(ctx)
-    store = _key_store(data_dir, create=False)
+    store = _key_store(data_dir, create=False, database=database)
     try:
         found = store.list(tenant)
     finally:
@@ -325,10 +383,11 @@ def keys_revoke(
     ctx: typer.Context,
     key_id: Annotated[str, typer.Argument(metavar="ID", help="The key's id (from keys list).")],
     data_dir: DataDirOpt = None,
+    database: DatabaseOpt = None,
 ) -> None:
     """Revoke an API key; a running server refuses it from the next request on."""
     state = _state(ctx)
-    store = _key_store(data_dir, create=False)
+    store = _key_store(data_dir, create=False, database=database)
     try:
         info = store.revoke(key_id)
     finally:

@@ -7,7 +7,10 @@ one :class:`~mnemolayer.Memory` method (``docs/rest.md`` lists them with curl ex
 Tenants
 -------
 A tenant is a separate memory store: one SQLite file per tenant,
-``<data_dir>/tenants/<tenant>/memory.db``. A request is served from the store of the
+``<data_dir>/tenants/<tenant>/memory.db``, or (``serve --database URL``) the tenant's rows
+of one PostgreSQL database, which row-level security keeps apart from every other
+tenant's, so that several replicas serve the same tenants (``docs/multi-tenant.md``;
+:mod:`mnemolayer.server.rest.tenants`). A request is served from the store of the
 tenant its API key belongs to and from no other, so a key of tenant A cannot reach
 tenant B's data at all: B's memory ids are unknown in A's store (404), B's users are
 empty users there. Tenant names are 1-63 characters of ``a-z``, ``0-9``, ``_`` and
@@ -43,6 +46,9 @@ Clients send the key as ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``:
 Modes
 -----
 * ``mnemolayer serve --data-dir DIR``: multi-tenant; every ``/v1`` route needs a key.
+* ``mnemolayer serve --database URL [--sessions redis://...]``: multi-tenant on
+  PostgreSQL, keys in its ``api_keys`` table (:mod:`mnemolayer.server.rest.pgkeys`),
+  windows in Redis; any number of replicas.
 * ``mnemolayer serve --db FILE`` (the default, on the ``--db`` store): single-user mode;
   one store (tenant ``"default"``), no keys, no auth; it binds loopback only and refuses
   another host unless ``--insecure-no-auth`` is given. ``--data-dir DIR

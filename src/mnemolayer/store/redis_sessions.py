@@ -36,6 +36,7 @@ string (``MNEMOLAYER_SESSIONS``) configures everything::
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import re
@@ -45,7 +46,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, unquote
 
-from mnemolayer.errors import StoreError, ValidationError
+from mnemolayer.errors import StoreBusyError, StoreError, ValidationError
 from mnemolayer.store.rows import from_iso, iso
 from mnemolayer.urls import CLUSTER_SCHEMES, parse_sessions_url
 from mnemolayer.urls import check_prefix as _prefix
@@ -397,6 +398,41 @@ class RedisSessionStore:
         return sorted({unquote(p) for p in parts})
 
     # -- connection ------------------------------------------------------------------
+
+    @contextmanager
+    def window_lock(
+        self,
+        user_id: str,
+        session_id: str,
+        agent_id: str | None,
+        *,
+        wait_s: float = 30.0,
+        lease_s: float = 120.0,
+    ) -> Iterator[None]:
+        """Hold one window's lock while the block runs, across every process and host
+        using this Redis (redis-py's :class:`redis.lock.Lock`: ``SET NX PX`` with a
+        random token, released only by its holder), so that two server replicas never
+        load, change and save one window at once. The lock expires ``lease_s`` seconds
+        after it was taken, so a holder that dies blocks the window that long at most;
+        a holder slower than that loses it (the window may then take two writers).
+
+        Raises:
+            StoreBusyError: it was not free within ``wait_s`` seconds.
+            StoreError: Redis failed.
+        """
+        from redis.exceptions import LockError
+
+        name = self.window_key(user_id, session_id, agent_id) + ":lock"
+        lock = self.client.lock(name, timeout=lease_s, blocking_timeout=wait_s)
+        with self._redis_errors():
+            got = lock.acquire()
+        if not got:
+            raise StoreBusyError(f"session window {name} is locked by another request")
+        try:
+            yield
+        finally:
+            with contextlib.suppress(LockError), self._redis_errors():
+                lock.release()  # LockError: the lease ran out (another holder may have it)
 
     def ping(self) -> None:
         """Check that Redis answers.

@@ -26,6 +26,7 @@ from mnemolayer.server.rest.keys import KeyStore
 from mnemolayer.server.rest.mem0 import PREFIX as MEM0_PREFIX
 from mnemolayer.server.rest.mem0 import router as mem0_router
 from mnemolayer.server.rest.observe import Observe, ServerMetrics
+from mnemolayer.server.rest.pgkeys import PostgresKeyStore
 from mnemolayer.server.rest.routes import ROUTERS
 from mnemolayer.server.rest.scheduler import MaintenanceScheduler
 from mnemolayer.server.rest.settings import DEFAULT_TENANT, ServerSettings
@@ -65,28 +66,34 @@ def _pool(app: FastAPI) -> TenantPool | None:
 
 def open_state(settings: ServerSettings) -> ServerState:
     """What a server holds, opened: the key store, the shared models (loaded and warmed
-    up, so that the first requests do not pay for them) and, in single-user mode, its
-    one store, so that a bad path fails the start rather than every request.
+    up, so that the first requests do not pay for them), the tenants' database and
+    Redis when given and, in single-user mode, its one store, so that a bad path fails
+    the start rather than every request.
 
     Raises:
-        StoreError, StoreCorruptError, EmbeddingModelMismatchError: the key store or the
+        StoreError, StoreCorruptError, EmbeddingModelMismatchError: the key store, the
+            tenants' database (or its role skips row-level security), Redis or the
             single store cannot be opened.
         MnemolayerError: a model cannot be made (as the registry raises it).
     """
-    keys = KeyStore(settings.keys_path) if settings.keys_path is not None else None
+    keys: KeyStore | None = None
     pool: TenantPool | None = None
     try:
         pool = TenantPool(settings)
+        if pool.database is not None:  # the keys live beside the tenants
+            keys = PostgresKeyStore(pool.database)
+        elif settings.keys_path is not None:
+            keys = KeyStore(settings.keys_path)
         pool.embedder.embed(["warm up"], "query")
         if settings.extractor == "rules" and pool.extractor is not None:  # llm: no call
             pool.extractor.extract("I live in Lisbon.", speaker=None, timestamp=None)
-        if settings.data_dir is None:
+        if not settings.multi_tenant:
             pool.get(DEFAULT_TENANT)
     except BaseException:
-        if pool is not None:
-            pool.close()
         if keys is not None:
             keys.close()
+        if pool is not None:
+            pool.close()
         raise
     return ServerState(settings=settings, pool=pool, keys=keys)
 
@@ -114,12 +121,13 @@ def build_app(settings: ServerSettings, state: ServerState | None = None) -> Fas
             target=lambda: get_token_counter().count("warm up"), name="warm-tokens", daemon=True
         ).start()
         if opened.keys is not None and settings.auth and not opened.keys.list():
+            where = "--database URL" if settings.database else f"--data-dir {settings.data_dir}"
             log.warning(
                 "no API keys in %s: every request will get 401; make one with "
-                "`mnemolayer keys create --data-dir %s --tenant NAME` (or --operator "
+                "`mnemolayer keys create %s --tenant NAME` (or --operator "
                 "for the operator's key)",
-                settings.keys_path,
-                settings.data_dir,
+                settings.keys_where,
+                where,
             )
         if settings.maintain_every_s is not None:
             opened.scheduler = MaintenanceScheduler(opened.pool, settings.maintain_every_s)
@@ -130,9 +138,9 @@ def build_app(settings: ServerSettings, state: ServerState | None = None) -> Fas
         finally:
             if opened.scheduler is not None:  # before the stores close under it
                 await anyio.to_thread.run_sync(opened.scheduler.stop)
-            opened.pool.close()
             if opened.keys is not None:
                 opened.keys.close()
+            opened.pool.close()
 
     app = FastAPI(
         title="mnemolayer",

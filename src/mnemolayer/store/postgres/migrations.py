@@ -4,9 +4,15 @@ The tables have the columns of the SQLite schema (:mod:`mnemolayer.store.sqlite.
 the same order, so the store's statements run on both (through
 :func:`mnemolayer.store.postgres.translate.translate`). What differs:
 
-* every primary and unique key leads with ``user_id``, and every table has it, so that
-  ``user_id`` can be the distribution column of a sharded PostgreSQL (Citus:
-  ``SELECT create_distributed_table('memories', 'user_id')`` and so on, see docs/postgres.md);
+* every table but ``schema_version`` and ``tenants`` holds one tenant's rows: a ``tenant``
+  column, filled from the transaction's ``mnemolayer.tenant`` setting, leads every primary
+  and unique key, and row-level security (``FORCE``d, so the tables' owner too) shows and
+  takes only rows of the transaction's tenant (migration 12, docs/multi-tenant.md); a
+  single store is tenant ``default``;
+* after ``tenant``, every primary and unique key leads with ``user_id``, and every table
+  has it, so that ``user_id`` can be the distribution column of a sharded PostgreSQL
+  (Citus: ``SELECT create_distributed_table('memories', 'user_id')`` and so on, see
+  docs/postgres.md);
 * ``rowid`` is an identity column, where SQLite has its implicit row id;
 * the keyword index is a table with a ``tsvector`` of the stored terms (already
   segmented by mnemolayer, Chinese included, so the ``simple`` configuration's parser is
@@ -59,6 +65,125 @@ _FUNCTIONS = [
         FROM unnest(regexp_split_to_array(btrim(terms), '\s+')) WITH ORDINALITY AS x (t, n)
         WHERE t <> ''
     $$""",
+]
+
+#: Every table that holds one tenant's rows (all but ``schema_version`` and the shared
+#: ``tenants`` and ``api_keys``). Each gets a ``tenant`` column leading its keys and a policy.
+TENANT_TABLES = (
+    "meta", "memories", "memories_fts", "fts_totals", "vectors", "history",
+    "user_generation", "entities", "entity_aliases", "facts", "fact_sources",
+    "working_sessions", "working_messages", "tombstones",
+)  # fmt: skip
+#: The setting that names the tenant of a transaction (set with ``set_config(..., true)``,
+#: so it ends with the transaction and a pooled connection never carries it on).
+TENANT_SETTING = "mnemolayer.tenant"
+_CURRENT = f"current_setting('{TENANT_SETTING}', true)"
+
+# Keys: every primary key, unique constraint and unique index of a tenant table gets
+# ``tenant`` in front (two tenants may hold the same user ids and identical content), and
+# each foreign key follows its referenced key. Read from the catalog, so the statements
+# hold whatever names PostgreSQL gave the constraints.
+_REKEY = rf"""DO $$
+DECLARE
+    tables text[] := ARRAY[{", ".join(f"'{t}'" for t in TENANT_TABLES)}];
+    r record;
+    foreign_keys text[] := ARRAY[]::text[];
+    stmt text;
+BEGIN
+    FOR r IN SELECT t.relname, c.conname, pg_get_constraintdef(c.oid) AS def
+        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+        WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = ANY (tables)
+          AND c.contype = 'f'
+    LOOP
+        foreign_keys := foreign_keys || format('ALTER TABLE %I ADD CONSTRAINT %I %s',
+            r.relname, r.conname, regexp_replace(r.def, '\(', '(tenant, ', 'g'));
+        EXECUTE format('ALTER TABLE %I DROP CONSTRAINT %I', r.relname, r.conname);
+    END LOOP;
+    FOR r IN SELECT t.relname, c.conname, pg_get_constraintdef(c.oid) AS def
+        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+        WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = ANY (tables)
+          AND c.contype IN ('p', 'u')
+    LOOP
+        EXECUTE format('ALTER TABLE %I DROP CONSTRAINT %I', r.relname, r.conname);
+        EXECUTE format('ALTER TABLE %I ADD CONSTRAINT %I %s', r.relname, r.conname,
+            regexp_replace(r.def, '\(', '(tenant, '));
+    END LOOP;
+    FOR r IN SELECT i.indexrelid::regclass::text AS name, pg_get_indexdef(i.indexrelid) AS def
+        FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
+        WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = ANY (tables)
+          AND i.indisunique
+          AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)
+    LOOP
+        EXECUTE format('DROP INDEX %s', r.name);
+        EXECUTE regexp_replace(r.def, '\(', '(tenant, ');
+    END LOOP;
+    FOREACH stmt IN ARRAY foreign_keys LOOP
+        EXECUTE stmt;
+    END LOOP;
+END $$"""
+
+_TENANTS: list[str] = [
+    # Existing rows are tenant 'default' (what a single store is served as); later rows
+    # name the tenant of their transaction, and a statement without one fails.
+    *(f"ALTER TABLE {t} ADD COLUMN tenant TEXT NOT NULL DEFAULT 'default'" for t in TENANT_TABLES),
+    *(
+        f"ALTER TABLE {t} ALTER COLUMN tenant SET DEFAULT current_setting('{TENANT_SETTING}')"
+        for t in TENANT_TABLES
+    ),
+    _REKEY,
+    # The keyword totals: one row per tenant, made by its first keyword row.
+    """CREATE OR REPLACE FUNCTION ms_fts_totals() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        d_rows bigint := 0;
+        d_tokens bigint := 0;
+    BEGIN
+        IF TG_OP IN ('UPDATE', 'DELETE') THEN
+            d_rows := d_rows - 1;
+            d_tokens := d_tokens - ms_term_count(OLD.terms);
+        END IF;
+        IF TG_OP IN ('UPDATE', 'INSERT') THEN
+            d_rows := d_rows + 1;
+            d_tokens := d_tokens + ms_term_count(NEW.terms);
+        END IF;
+        INSERT INTO fts_totals (id, rows, tokens) VALUES (1, d_rows, d_tokens)
+        ON CONFLICT (tenant, id) DO UPDATE
+        SET rows = fts_totals.rows + excluded.rows, tokens = fts_totals.tokens + excluded.tokens;
+        RETURN NULL;
+    END $$""",
+    # Row-level security: FORCE, so that the tables' owner (the application's role) is
+    # held to it too. Superusers and BYPASSRLS roles skip every policy: the multi-tenant
+    # server refuses to run as one (PostgresDatabase.check_row_security).
+    *(
+        stmt
+        for t in TENANT_TABLES
+        for stmt in (
+            f"ALTER TABLE {t} ENABLE ROW LEVEL SECURITY",
+            f"ALTER TABLE {t} FORCE ROW LEVEL SECURITY",
+            f"CREATE POLICY tenant_isolation ON {t} USING (tenant = {_CURRENT}) "
+            f"WITH CHECK (tenant = {_CURRENT})",
+        )
+    ),
+    # Shared by every tenant, no policy: the names of the tenants (for listings; no
+    # tenant's data). A store registers its tenant when it is opened for writing.
+    """CREATE TABLE tenants (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)""",
+    # Shared too: the REST server's API keys when it serves tenants from this database
+    # (mnemolayer.server.rest.pgkeys; the columns of the SQLite key file's schema 2). A
+    # key names its tenant, and is looked up before any tenant is known.
+    """CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        hash TEXT NOT NULL,
+        tenant TEXT,
+        users TEXT NOT NULL,
+        admin INTEGER NOT NULL,
+        operator INTEGER NOT NULL DEFAULT 0,
+        name TEXT,
+        created_at TEXT NOT NULL,
+        last_used_at TEXT,
+        revoked_at TEXT,
+        CHECK ((operator = 1) = (tenant IS NULL)),
+        CHECK (operator = 0 OR (admin = 1 AND users = '[]'))
+    )""",
+    """CREATE INDEX api_keys_tenant ON api_keys (tenant, created_at)""",
 ]
 
 MIGRATIONS: list[list[str]] = [
@@ -298,6 +423,8 @@ MIGRATIONS: list[list[str]] = [
             WHEN 'assistant' THEN 'assistant' WHEN 'system' THEN 'assistant'
             ELSE 'user' END""",
     ],
+    # 12: tenants in one database (docs/multi-tenant.md), enforced by row-level security.
+    _TENANTS,
 ]
 
 

@@ -120,7 +120,7 @@ def shard_by_user(
 
 
 def _build(conn: Any, shards: list[str], local: bool) -> ShardLayout:
-    from mnemolayer.store.postgres.engine import _WRITER_LOCK
+    from mnemolayer.store.postgres.database import WRITER_LOCK as _WRITER_LOCK
 
     conn.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITER_LOCK,))
     if conn.execute("SELECT 1 FROM pg_partitioned_table LIMIT 1").fetchone() is not None:

@@ -10,13 +10,15 @@ with a GIN index instead of FTS5), and here vectors (pgvector), identity columns
 inserts, access counting, filters and erasure.
 
 Transactions keep the embedded store's semantics (:mod:`mnemolayer.store.postgres.engine`):
-one write transaction at a time per database, and a thread's reads inside its write
-transaction see its writes; every other read takes any pooled connection.
+one write transaction at a time per tenant of the database, and a thread's reads inside
+its write transaction see its writes; every other read takes any pooled connection.
 
 URL: ``postgresql://user:password@host:port/dbname`` (libpq's forms, ``postgres://`` too),
 with mnemolayer's options in the query string: ``pool_max`` (connections per process,
-default 10) and ``hnsw`` (``on``: keep pgvector HNSW indexes for :meth:`PostgresStore.vector_search`;
-default ``off``, see below).
+default 10), ``hnsw`` (``on``: keep pgvector HNSW indexes for :meth:`PostgresStore.vector_search`;
+default ``off``, see below) and ``tenant`` (whose rows the store holds, default
+``default``; many tenants share one database, kept apart by row-level security:
+:mod:`mnemolayer.store.postgres.database`).
 
 Vector search: recall runs on each process's cache of a user's vectors (exact, and the
 usearch HNSW index of :mod:`mnemolayer.retrieval.ann` for large users), as on SQLite, so a
@@ -32,6 +34,7 @@ encryption. ``Memory`` refuses it with a :class:`ValidationError` naming ``encry
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -44,6 +47,7 @@ from mnemolayer.errors import StoreError
 from mnemolayer.models import MemoryRecord, new_id
 from mnemolayer.query import Filter
 from mnemolayer.store.base import SQLStore
+from mnemolayer.store.postgres.database import PostgresDatabase
 from mnemolayer.store.postgres.engine import PostgresConnection, _Conn, has_schema
 from mnemolayer.store.postgres.filters import compile_postgres
 from mnemolayer.store.postgres.keyword import TsvectorIndex, _lexeme
@@ -79,25 +83,38 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
     Args:
         url: ``postgresql://…`` (see the module docstring); the database must exist and
             the user may create tables and the ``vector`` extension (or it is there).
-        busy_timeout_s: how long a write waits for another writer before
-            :class:`StoreBusyError`.
+        busy_timeout_s: how long a write waits for another writer of the same tenant
+            before :class:`StoreBusyError`.
         read_only: open for reading only: every session is read-only on the server
             (``default_transaction_read_only``) and writes raise :class:`StoreError`
             saying so; the schema must be current.
+        database: the pool to use, shared with other tenants' stores
+            (:class:`~mnemolayer.store.postgres.database.PostgresDatabase`; left open by
+            :meth:`close`); default: a pool of this store's own, opened from ``url``.
+        tenant: whose rows the store holds, instead of the URL's ``tenant`` option.
 
     Raises:
         StoreError: the server cannot be reached, the login fails, pgvector is missing,
             or the schema is newer than this mnemolayer.
-        ValidationError: a malformed ``pool_max``.
+        ValidationError: a malformed ``pool_max``, ``hnsw`` or ``tenant`` (field ``db``).
     """
 
     def __init__(
-        self, url: str, *, busy_timeout_s: float = 60.0, read_only: bool | None = None
+        self,
+        url: str,
+        *,
+        busy_timeout_s: float = 60.0,
+        read_only: bool | None = None,
+        database: PostgresDatabase | None = None,
+        tenant: str | None = None,
     ) -> None:
         self._stats: dict[str, int] = {}
         self._stats_token: tuple[int, int] | None = None
         self._vector_dims: set[int] = set()
-        super().__init__(url, busy_timeout_s=busy_timeout_s, read_only=read_only)
+        super().__init__(
+            url, busy_timeout_s=busy_timeout_s, read_only=read_only, database=database,
+            tenant=tenant,
+        )  # fmt: skip
 
     def _migrate(self) -> None:
         super()._migrate()
@@ -111,6 +128,21 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
                     "WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%%'"
                 ).fetchall()
             }
+
+    # -- working-memory windows: one request at a time, across processes ------------
+
+    def window_lock(
+        self, user_id: str, session_id: str, agent_id: str | None, *, wait_s: float = 30.0
+    ) -> contextlib.AbstractContextManager[None]:
+        """A lock of one working-memory window of this tenant, held across processes and
+        hosts (a PostgreSQL advisory lock: :meth:`PostgresDatabase.advisory_lock`), so
+        that two server replicas never load, change and save one window at once.
+
+        Raises:
+            StoreBusyError: another holder kept it ``wait_s`` seconds.
+        """
+        scope = json.dumps([self.tenant, user_id, agent_id, session_id])
+        return self.database.advisory_lock(f"window:{scope}", wait_s=wait_s)
 
     # -- encryption: not on this backend ---------------------------------------------
 
@@ -226,16 +258,14 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         """All chunk vectors of a user: ``(rowids (m,) int64, matrix (m, dim) float32)``,
         read in pgvector's binary form."""
 
-        def run() -> list[tuple[Any, ...]]:
-            with self._connection() as raw, raw.cursor(binary=True) as cur:
-                cur.execute(
-                    "SELECT memory_rowid, vector FROM vectors WHERE user_id = %s "
-                    "ORDER BY memory_rowid, chunk",
-                    (user_id,),
-                )
-                return list(cur.fetchall())
-
-        rows = self._guard(run)
+        rows = self._guard(
+            lambda: self._rows_of(
+                "SELECT memory_rowid, vector FROM vectors WHERE user_id = %s "
+                "ORDER BY memory_rowid, chunk",
+                (user_id,),
+                binary=True,
+            )
+        )
         if not rows:
             return np.empty(0, dtype=np.int64), np.empty((0, dim), dtype=np.float32)
         rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -266,7 +296,7 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         dim = int(q.shape[0])
 
         def run() -> list[tuple[int, float]]:
-            with self._pooled() as raw, raw.transaction():
+            with self._pooled() as raw, self._tenant_transaction(raw):
                 raw.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
                 raw.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                 rows = raw.execute(
@@ -285,7 +315,10 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         """A pooled connection's transaction that gives up (and returns ``False``) when
         the writer lock is not free within ``wait_s`` seconds; any error gives ``False``."""
         try:
-            with self._pooled(timeout=max(wait_s, 0.05)) as raw, raw.transaction():
+            with (
+                self._pooled(timeout=max(wait_s, 0.05)) as raw,
+                self._tenant_transaction(raw),
+            ):
                 got = raw.execute(
                     "SELECT pg_try_advisory_xact_lock(%s)", (self._lock_key,)
                 ).fetchone()[0]

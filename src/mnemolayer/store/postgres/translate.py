@@ -8,6 +8,9 @@ here, not in the callers:
 
 * ``?`` placeholders become psycopg's ``%s`` (and a literal ``%`` becomes ``%%``);
 * ``INSERT OR IGNORE`` becomes ``INSERT … ON CONFLICT DO NOTHING``;
+* an ``ON CONFLICT (columns)`` target gets ``tenant`` in front: every key of the schema
+  leads with the tenant column (:mod:`mnemolayer.store.postgres.migrations`), which the
+  shared SQL never names (the transaction's setting fills it);
 * ``x IS ?`` / ``x IS NOT ?`` (SQLite's null-safe comparison) become
   ``IS [NOT] DISTINCT FROM``;
 * the two-argument scalar ``MAX(a, b)`` / ``MIN(a, b)`` become ``GREATEST`` / ``LEAST``;
@@ -54,6 +57,7 @@ def translate(sql: str) -> str:
     """
     tokens = _TOKEN.findall(sql)
     tokens = _insert_or_ignore(tokens)
+    tokens = _conflict_tenant(tokens)
     tokens = _scalar_min_max(tokens)
     tokens = _order_nulls(tokens)
     out: list[str] = []
@@ -143,6 +147,17 @@ def _insert_or_ignore(tokens: list[str]) -> list[str]:
             _drop(tokens, nxt[1])
             return [*tokens, " ON CONFLICT DO NOTHING"]
     return tokens
+
+
+def _conflict_tenant(tokens: list[str]) -> list[str]:
+    """``ON CONFLICT (a, b)`` → ``ON CONFLICT (tenant, a, b)``."""
+    out = list(tokens)
+    for i, tok in enumerate(tokens):
+        if tok.upper() == "CONFLICT" and _prev_word(tokens, i) == "ON":
+            nxt = _words(tokens, i, 1)
+            if nxt and tokens[nxt[0]] == "(":
+                out[nxt[0]] = "(tenant, "
+    return out
 
 
 def _close_paren(tokens: list[str], open_at: int) -> tuple[int, list[int]]:

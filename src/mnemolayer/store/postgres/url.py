@@ -1,5 +1,5 @@
 """PostgreSQL URLs: recognising one, hiding its password, and taking mnemolayer's own
-options (``pool_max``, ``hnsw``) out of its query string before libpq sees it."""
+options (``pool_max``, ``hnsw``, ``tenant``) out of its query string before libpq sees it."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
-_OPTIONS = ("pool_max", "hnsw")
+_OPTIONS = ("pool_max", "hnsw", "tenant")
 
 
 def split_options(url: str) -> tuple[str, dict[str, str]]:

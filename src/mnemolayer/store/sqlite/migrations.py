@@ -331,6 +331,8 @@ MIGRATIONS: list[list[str]] = [
             WHEN 'assistant' THEN 'assistant' WHEN 'system' THEN 'assistant'
             ELSE 'user' END""",
     ],
+    # 12: PostgreSQL's tenants in one database (its migration 12); a file is one tenant's.
+    [],
 ]
 
 SCHEMA_VERSION = len(MIGRATIONS)
