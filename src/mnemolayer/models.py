@@ -414,7 +414,10 @@ class Hit(_Model):
         provenance: the ids of the records this hit stands for, its own first: a fact
             and the message it was extracted from are one hit
             (``RetrievalConfig.collapse_facts``), the better ranked of the two, with
-            both ids here.
+            both ids here. When two facts of one message are found, the hit shows the
+            message (only it states both; never a message that stated an outdated
+            version), ``score`` and ``scores["final"]`` being the best of the records it
+            stands for and the other ``scores`` the message's own.
     """
 
     memory: MemoryRecord

@@ -472,6 +472,23 @@ def test_a_fact_and_its_message_are_one_hit(mem: Memory) -> None:
     assert hits[0].provenance[0] == hits[0].id
 
 
+def test_two_facts_of_one_message_show_the_message(mem: Memory) -> None:
+    # "name is Ana" matches the name, "lives in Porto" the question: the one hit that
+    # stands for both shows the message that states both, never one fact hiding another.
+    msg = mem.add(
+        "I'm Ana. I moved to Porto last spring and I'm allergic to peanuts.",
+        user_id="u1",
+        timestamp=T1,
+    )[0]
+    mem.add("My sister Maria lives in Rome.", user_id="u1", timestamp=T1)
+    facts = {f.memory_id for f in mem.facts(user_id="u1") if msg.id in f.source_ids}
+    hits = mem.search("where does Ana live?", user_id="u1")
+    shown = [h for h in hits if set(h.provenance) & facts]
+    assert len(shown) == 1 and shown[0].id == msg.id and "Porto" in shown[0].content
+    assert shown[0].provenance[0] == msg.id
+    assert shown[0].score == shown[0].scores["final"]
+
+
 def test_collapsing_can_be_turned_off(db_path: Path, clock) -> None:  # type: ignore[no-untyped-def]
     from mnemolayer.config import RetrievalConfig
 

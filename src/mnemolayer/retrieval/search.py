@@ -149,21 +149,24 @@ class Searcher(CandidateFinder):
             args = (req.query, rowids, order, scores, facts, partners_all, self.store)
             order = rerank_order(self.reranker, cfg, *args)
         partners = partners_all if cfg.collapse_facts else {}
-        picked = collapse(order.tolist(), rowids, partners, req.limit)
+        # A message that stated a closed version of a fact never stands for a current one.
+        stale = frozenset(cands.outdated).union(*(s for _, s in plan.groups))
+        picked = collapse(order.tolist(), rowids, partners, req.limit, facts, stale)
         records = self.store.with_waiting_access(
             self.store.get_many_by_rowid(
-                [r for _, group in picked for r in group], user_id=req.scope.user_id
+                [r for _, _, group in picked for r in group], user_id=req.scope.user_id
             )
         )
         hits: list[Hit] = []
-        for i, group in picked:
+        for ranked, i, group in picked:
             rid = rowids[i]
             if rid not in records:  # deleted by another process since ranking
                 continue
             breakdown = {k: float(v[i]) for k, v in scores.items() if not np.isnan(v[i])}
+            breakdown["final"] = float(scores["final"][ranked])
             hit = Hit(
                 memory=records[rid],
-                score=float(scores["final"][i]),
+                score=float(scores["final"][ranked]),
                 scores=breakdown,
                 provenance=[records[r].id for r in group if r in records],
             )

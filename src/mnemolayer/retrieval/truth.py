@@ -189,26 +189,83 @@ def fact_partners(links: list[tuple[int, int, bool]]) -> dict[int, set[int]]:
 
 
 def collapse(
-    order: list[int], rowids: list[int], partners: dict[int, set[int]], limit: int
-) -> list[tuple[int, list[int]]]:
+    order: list[int],
+    rowids: list[int],
+    partners: dict[int, set[int]],
+    limit: int,
+    facts: frozenset[int] = frozenset(),
+    stale: frozenset[int] = frozenset(),
+) -> list[tuple[int, int, list[int]]]:
     """The first ``limit`` hits of ``order`` (positions in ``rowids``, best first) with
-    each fact and its source message collapsed into one: the better ranked of the two
-    stays, and the other's rowid joins its provenance. Returns ``[(position, rowids it
-    stands for, its own first)]``."""
-    kept: list[tuple[int, list[int]]] = []
+    each fact and its source message collapsed into one.
+
+    A record joins the hit of the record shown when the two are partners (a fact and a
+    message it was extracted from): the better ranked of the two is shown and the other's
+    rowid joins its provenance. A fact whose source message is in a hit that shows
+    another fact of that message (its sibling: "The user lives in Porto" beside "The
+    user's name is Ana", both from "I'm Ana. I moved to Porto ...") joins that hit only
+    if the message can be shown instead, since only the message states both; a message
+    in ``stale`` (it stated a version of a fact that is no longer true) is never shown in
+    place of a fact, and the sibling is then a hit of its own.
+
+    Args:
+        order: positions in ``rowids``, best first.
+        rowids: the candidates' rowids.
+        partners: each fact's source messages and each message's facts, by rowid
+            (:func:`fact_partners`).
+        limit: the most hits returned.
+        facts: the rowids that are fact records (the others are messages).
+        stale: rowids of messages that must not stand for a current fact.
+
+    Returns:
+        ``[(position ranked, position shown, rowids it stands for, shown first)]``: the
+        hit ranks by the first position's score and shows the record at the second.
+    """
+    kept: list[tuple[int, int, list[int]]] = []
     owner: dict[int, int] = {}  # rowid → index in kept of the hit that stands for it
+    position = {rid: i for i, rid in enumerate(rowids)}
     for i in order:
         rid = rowids[i]
-        into = next((owner[p] for p in partners.get(rid, ()) if p in owner), None)
+        into = _join(rid, kept, owner, partners, rowids, facts, stale, position)
         if into is not None:
-            kept[into][1].append(rid)
+            kept[into][2].append(rid)
             owner[rid] = into
             continue
         if len(kept) >= limit:
             break
         owner[rid] = len(kept)
-        kept.append((i, [rid]))
+        kept.append((i, i, [rid]))
     return kept
+
+
+def _join(
+    rid: int,
+    kept: list[tuple[int, int, list[int]]],
+    owner: dict[int, int],
+    partners: dict[int, set[int]],
+    rowids: list[int],
+    facts: frozenset[int],
+    stale: frozenset[int],
+    position: dict[int, int],
+) -> int | None:
+    """The index in ``kept`` of the hit ``rid`` joins (switching that hit to show its
+    message when a sibling fact joins), or ``None``: ``rid`` is a hit of its own."""
+    linked = [p for p in partners.get(rid, ()) if p in owner]
+    for p in linked:  # a partner of the record shown: it stands for rid already
+        into = owner[p]
+        if rowids[kept[into][1]] == p:
+            return into
+    if rid not in facts:
+        return None
+    for message in linked:  # a sibling fact: show the message that states both
+        into = owner[message]
+        ranked, shown, group = kept[into]
+        if message in stale or rowids[shown] not in facts:
+            continue
+        if all(message in partners.get(g, ()) or g == message for g in group):
+            kept[into] = (ranked, position[message], [message, *(g for g in group if g != message)])
+            return into
+    return None
 
 
 def stated_only_by_expired(
