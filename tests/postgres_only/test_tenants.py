@@ -1,6 +1,7 @@
 """Many tenants in one PostgreSQL database: row-level security keeps them apart even for
-SQL with no tenant filter, the tenant is set per transaction (a pooled connection never
-carries it on), tenants share one pool, a single store's database migrates in place,
+SQL with no tenant filter, a write names its tenant for its transaction and a read runs
+on a connection whose session names the reader's tenant (set again whenever the
+connection last served another tenant or failed), tenants share one pool, a single store's database migrates in place,
 and a role that skips row-level security is refused."""
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def test_a_statement_without_a_tenant_reads_nothing_and_writes_nothing(
         )
 
 
-def test_tenants_share_one_pool_and_no_connection_keeps_a_tenant(
+def test_tenants_share_one_pool_and_every_read_runs_as_its_tenant(
     pg_app_url: str, database: PostgresDatabase
 ) -> None:
     stores = [_memory(database, pg_app_url, f"t{i}") for i in range(6)]
@@ -102,14 +103,33 @@ def test_tenants_share_one_pool_and_no_connection_keeps_a_tenant(
                 assert [m.content for m in mem.list(user_id="u")] == [
                     f"fact number {i} of tenant {i}"
                 ]
-        with database.pool.connection() as raw:  # a pooled connection between requests
-            assert raw.execute("SELECT current_setting('mnemolayer.tenant', true)").fetchone()[
-                0
-            ] in (None, "")
+                assert mem.store.read("SELECT count(*) FROM memories") == [(1,)]
         assert database.tenants() == [f"t{i}" for i in range(6)]
     finally:
         for mem in stores:
             mem.close()
+
+
+def test_a_connection_that_served_another_tenant_or_failed_is_set_again(
+    pg_app_url: str,
+) -> None:
+    # One connection for everybody: each read finds it last set for the other tenant.
+    one = PostgresDatabase(_with_query(pg_app_url, "pool_max=1"))
+    try:
+        acme, globex = _memory(one, pg_app_url, "acme"), _memory(one, pg_app_url, "globex")
+        with acme, globex:
+            acme.add("acme's plan", user_id="u")
+            globex.add("globex's plan", user_id="u")
+            for _ in range(3):
+                assert acme.store.read("SELECT content FROM memories") == [("acme's plan",)]
+                assert globex.store.read("SELECT content FROM memories") == [("globex's plan",)]
+                assert [h.content for h in acme.search("plan", user_id="u")] == ["acme's plan"]
+            with pytest.raises(StoreError):  # a failed read: the session is set again after
+                globex.store.read("SELECT no_such_column FROM memories")
+            assert globex.store.read("SELECT content FROM memories") == [("globex's plan",)]
+            assert acme.store.read("SELECT content FROM memories") == [("acme's plan",)]
+    finally:
+        one.close()
 
 
 def test_an_older_single_store_database_migrates_in_place(pg_app_url: str) -> None:

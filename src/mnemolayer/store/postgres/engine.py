@@ -7,8 +7,14 @@ tenant of the database (a transaction-level advisory lock, as SQLite's ``BEGIN
 IMMEDIATE``), and a read issued by a thread inside a write transaction sees that
 transaction's writes (it runs on the same connection). Every other read takes any pooled
 connection, so reads of many threads and processes run in parallel. Every transaction,
-reads' included, names the store's tenant for itself alone
+a write names the store's tenant for itself alone
 (``set_config('mnemolayer.tenant', tenant, true)``), which row-level security enforces.
+A read (autocommit: one statement, one transaction) runs on a pooled connection whose
+session already names the store's tenant: the tenant a connection's session was given
+is recorded on the connection, and a store that takes a connection last set for another
+tenant (or whose last statement failed) sets its own first, in the same round trip.
+Setting the tenant per connection rather than per read halves the statements a read
+sends (docs/multi-tenant.md, "Cost").
 """
 
 from __future__ import annotations
@@ -64,9 +70,19 @@ T = TypeVar("T")
 #: How long a caller waits for a pooled connection before checking that the server still
 #: answers (a server that is down gives a StoreError then, not a wait of busy_timeout_s).
 _PROBE_AFTER_S = 0.5
-#: Names the transaction's tenant, for this transaction only (``is_local``: a pooled
-#: connection never carries a tenant into another transaction).
+#: Names the transaction's tenant, for this transaction only (``is_local``).
 _SET_TENANT = f"SELECT set_config('{TENANT_SETTING}', %s, true)"
+#: Names the session's tenant: what reads on this connection run as until it is set again.
+_SET_SESSION_TENANT = f"SELECT set_config('{TENANT_SETTING}', %s, false)"
+#: The attribute of a pooled psycopg connection that records the tenant its session was
+#: given (absent: none, or unknown after an error).
+_SESSION_TENANT = "_mnemolayer_session_tenant"
+
+
+def _forget_session_tenant(raw: Any) -> None:
+    """Forget which tenant ``raw``'s session names (after an error it is not known)."""
+    with contextlib.suppress(AttributeError):
+        delattr(raw, _SESSION_TENANT)
 
 
 def _dropped(raw: Any) -> bool:
@@ -254,10 +270,10 @@ class PostgresConnection(Engine):
     def _rows_of(
         self, sql: str, params: Sequence[Any] = (), *, binary: bool = False
     ) -> list[tuple[Any, ...]]:
-        """The rows of one query (psycopg's dialect) in a transaction of this store's
-        tenant: this thread's write transaction when there is one (so that it sees its
-        writes), else a pooled connection's own, its ``BEGIN``, tenant, query and
-        ``COMMIT`` sent together (one round trip, as the query alone would be)."""
+        """The rows of one query (psycopg's dialect) as this store's tenant: in this
+        thread's write transaction when there is one (so that it sees its writes), else
+        alone on a pooled connection (autocommit) whose session names the tenant, set
+        first in the same round trip when the connection was last set for another."""
         current = getattr(self._local, "conn", None)
         if current is not None:
             with current.cursor(binary=binary) as cur:
@@ -265,12 +281,19 @@ class PostgresConnection(Engine):
                 return list(cur.fetchall())
         with self._pooled() as raw:
             cur = raw.cursor(binary=binary)
+            if getattr(raw, _SESSION_TENANT, None) == self.tenant:
+                try:
+                    cur.execute(sql, params)
+                    return list(cur.fetchall())
+                except BaseException:
+                    _forget_session_tenant(raw)
+                    raise
+            _forget_session_tenant(raw)
             with raw.pipeline() as pipe:
-                raw.execute("BEGIN")
-                raw.execute(_SET_TENANT, (self.tenant,))
+                raw.execute(_SET_SESSION_TENANT, (self.tenant,))
                 cur.execute(sql, params)
-                raw.execute("COMMIT")
                 pipe.sync()
+            setattr(raw, _SESSION_TENANT, self.tenant)
             return list(cur.fetchall())
 
     @contextlib.contextmanager
