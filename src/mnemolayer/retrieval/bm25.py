@@ -23,7 +23,6 @@ each change).
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 
 __all__ = ["bm25_scores", "idf"]
@@ -61,9 +60,12 @@ def bm25_scores(
     avg = avg_len if avg_len > 0 else 1.0
     out: list[float] = []
     for doc in documents:
-        tf = Counter(doc)
+        # Only the query's few terms are counted (not the whole document's).
         norm = k1 * (1.0 - b + b * len(doc) / avg)
-        out.append(
-            sum(w * tf[t] * (k1 + 1.0) / (tf[t] + norm) for t, w in weights.items() if tf[t])
-        )
+        score = 0.0
+        for t, w in weights.items():
+            tf = doc.count(t)
+            if tf:
+                score += w * tf * (k1 + 1.0) / (tf + norm)
+        out.append(score)
     return out

@@ -30,14 +30,20 @@ class Corpus:
     lengths: list[int] = field(default_factory=list)
     doc_freq: Counter[str] = field(default_factory=Counter)
     avg_len: float = 1.0
+    #: term → {position: count}: the documents holding each term (scoring reads only
+    #: those of the query's terms).
+    postings: dict[str, dict[int, int]] = field(default_factory=dict)
 
     def add(self, terms: list[str]) -> int:
         """Add one document (its terms, with repeats); returns its position."""
         tf = Counter(terms)
+        position = len(self.docs)
         self.docs.append(tf)
         self.lengths.append(len(terms))
         self.doc_freq.update(tf.keys())
-        return len(self.docs) - 1
+        for term, count in tf.items():
+            self.postings.setdefault(term, {})[position] = count
+        return position
 
     def close(self) -> None:
         """Compute the mean document length (call after the last :meth:`add`)."""

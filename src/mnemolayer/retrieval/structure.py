@@ -114,9 +114,24 @@ def _keyword(query: list[str], corpus: Corpus, positions: Sequence[int]) -> np.n
     if not weights:
         return out
     k1, b, avg = 1.2, 0.75, corpus.avg_len
+    at: dict[int, list[int]] = {}
     for i, p in enumerate(positions):
-        tf, norm = corpus.docs[p], k1 * (1.0 - b + b * corpus.lengths[p] / avg)
-        out[i] = sum(w * tf[t] * (k1 + 1.0) / (tf[t] + norm) for t, w in weights.items() if t in tf)
+        at.setdefault(p, []).append(i)
+    # Term by term in query order, as the sum over a document's terms would add them;
+    # each term visits only the candidates' documents that hold it.
+    sums = [0.0] * len(positions)
+    for t, w in weights.items():
+        posting = corpus.postings[t]
+        held = (
+            [(p, posting[p]) for p in at if p in posting]
+            if len(at) < len(posting)
+            else [(p, f) for p, f in posting.items() if p in at]
+        )
+        for p, f in held:
+            v = w * f * (k1 + 1.0) / (f + k1 * (1.0 - b + b * corpus.lengths[p] / avg))
+            for i in at[p]:
+                sums[i] += v
+    out[:] = sums
     top = float(out.max())
     return out / top if top > 0 else out
 

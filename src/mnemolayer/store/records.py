@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.store.txn import Txn
 
+#: A stored kind's enum member (a dict look-up, cheaper than calling the enum per row).
+_KINDS: dict[str, MemoryKind] = {k.value: k for k in MemoryKind}
+
 __all__ = ["RecordsSQL"]
 
 
@@ -149,7 +152,13 @@ class RecordsSQL(HistorySQL, IndexSQL):
     ) -> dict[int, RankSignals]:
         """Importance, event time and access count by rowid (records that still exist;
         only ``user_id``'s when given)."""
-        out: dict[int, RankSignals] = {}
+        return {rid: sig for rid, (_, sig) in self._rank_rows(rowids, user_id).items()}
+
+    def _rank_rows(
+        self, rowids: Sequence[int], user_id: str | None
+    ) -> dict[int, tuple[str, RankSignals]]:
+        """:meth:`rank_signals` with each record's id: ``{rowid: (id, signals)}``."""
+        out: dict[int, tuple[str, RankSignals]] = {}
         ids = list(rowids)
         mine, params = _of_user(user_id)
         for start in range(0, len(ids), 500):
@@ -159,13 +168,17 @@ class RecordsSQL(HistorySQL, IndexSQL):
                     "SELECT rowid, importance, COALESCE(occurred_at, created_at), access_count, "
                     "kind, last_accessed_at, pinned, CASE WHEN kind = 'procedural' AND "
                     "json_type(metadata, '$.outcome_count') = 'integer' "
-                    "THEN json_extract(metadata, '$.outcome_count') END "
+                    "THEN json_extract(metadata, '$.outcome_count') END, id "
                     f"FROM memories WHERE {mine}rowid IN ({','.join('?' * len(part))})",
                     [*params, *part],
                 )
             else:
                 rows = [
-                    (*r[:7], self._outcomes(r[7], r[8], r[9]) if r[4] == "procedural" else None)
+                    (
+                        *r[:7],
+                        self._outcomes(r[7], r[8], r[9]) if r[4] == "procedural" else None,
+                        r[8],
+                    )
                     for r in self.read(
                         "SELECT rowid, importance, COALESCE(occurred_at, created_at), "
                         "access_count, kind, last_accessed_at, pinned, user_id, id, "
@@ -174,9 +187,9 @@ class RecordsSQL(HistorySQL, IndexSQL):
                         [*params, *part],
                     )
                 ]
-            for rid, imp, when, count, kind, accessed, pinned, outcomes in rows:
-                out[rid] = RankSignals(
-                    imp, datetime.fromisoformat(when), count, MemoryKind(kind),
+            for rid, imp, when, count, kind, accessed, pinned, outcomes, mid in rows:
+                out[rid] = mid, RankSignals(
+                    imp, datetime.fromisoformat(when), count, _KINDS[kind],
                     from_iso(accessed), bool(pinned),
                     outcomes if outcomes is not None and outcomes > 0 else 1,
                 )  # fmt: skip

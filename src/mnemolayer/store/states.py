@@ -52,6 +52,9 @@ class AccessLog:
         self._since: float | None = None
         self._lock = threading.Lock()
         self.dropped = 0
+        #: What :meth:`reinforced` computed, by (stored state, accesses, update): a
+        #: record keeps waiting across many searches, each of which reads it again.
+        self._memo: dict[tuple[AccessState, int, AccessUpdateFn], AccessState] = {}
 
     def __len__(self) -> int:
         return len(self._waiting)
@@ -82,6 +85,20 @@ class AccessLog:
             waited = time.monotonic() - (self._since or 0.0)
             return len(self._waiting) >= size or waited >= after_s
 
+    def reinforced(self, state: AccessState, waiting: tuple[int, AccessUpdateFn]) -> AccessState:
+        """``state`` (as stored) after its ``waiting`` accesses (an entry of
+        :meth:`snapshot`): what the store will hold once they are written. Kept until
+        the accesses are written, so that each search does not reapply them."""
+        key = (state, *waiting)
+        done = self._memo.get(key)
+        if done is None:
+            done = _reinforced(state, *waiting)
+            with self._lock:
+                if len(self._memo) >= self.MAX_WAITING:
+                    self._memo.clear()
+                self._memo[key] = done
+        return done
+
     def snapshot(self) -> dict[str, tuple[int, AccessUpdateFn]]:
         with self._lock:
             return dict(self._waiting)
@@ -96,6 +113,7 @@ class AccessLog:
                 else:
                     self._waiting.pop(mid, None)
                     self._users.pop(mid, None)
+            self._memo.clear()
             if not self._waiting:
                 self._since = None
             else:
@@ -153,32 +171,24 @@ class StatesSQL(RecordsSQL):
         :attr:`access_log` applied, so that ranking sees what it would see had every
         search written its accesses at once (batching changes when they are written,
         never what recall ranks on)."""
-        out = super().rank_signals(rowids, user_id=user_id)
         log = self.__dict__.get("_access_log")
-        if not log or not out:
-            return out
+        if not log:
+            return super().rank_signals(rowids, user_id=user_id)
+        rows = self._rank_rows(rowids, user_id)
         waiting = log.snapshot()
-        ids = list(out)
-        for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
-            mine, params = ("user_id = ? AND ", [user_id]) if user_id is not None else ("", [])
-            rows = self.read(
-                f"SELECT rowid, id FROM memories WHERE {mine}rowid IN ({','.join('?' * len(part))})",
-                [*params, *part],
-            )
-            for rid, mid in rows:
-                if mid not in waiting:
-                    continue
-                sig = out[rid]
-                state = _reinforced(
+        out: dict[int, RankSignals] = {}
+        for rid, (mid, sig) in rows.items():
+            if mid in waiting:
+                state = log.reinforced(
                     AccessState(mid, sig.importance, sig.access_count, sig.last_accessed_at),
-                    *waiting[mid],
+                    waiting[mid],
                 )
-                out[rid] = sig._replace(
+                sig = sig._replace(
                     importance=state.importance,
                     access_count=state.access_count,
                     last_accessed_at=state.last_accessed_at,
                 )
+            out[rid] = sig
         return out
 
     def with_waiting_access(self, records: dict[int, MemoryRecord]) -> dict[int, MemoryRecord]:
@@ -194,9 +204,9 @@ class StatesSQL(RecordsSQL):
         for rid, rec in records.items():
             if rec.id not in waiting:
                 continue
-            state = _reinforced(
+            state = log.reinforced(
                 AccessState(rec.id, rec.importance, rec.access_count, rec.last_accessed_at),
-                *waiting[rec.id],
+                waiting[rec.id],
             )
             out[rid] = rec.model_copy(
                 update={
