@@ -20,6 +20,7 @@ the model is down.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -158,11 +159,14 @@ class Searcher(CandidateFinder):
             )
         )
         hits: list[Hit] = []
-        for ranked, i, group in picked:
+        # Each score's values at the shown candidates, as Python floats, in one step.
+        shown = np.array([i for _, i, _ in picked], dtype=np.int64)
+        columns = {k: v[shown].tolist() for k, v in scores.items()}
+        for at, (ranked, i, group) in enumerate(picked):
             rid = rowids[i]
             if rid not in records:  # deleted by another process since ranking
                 continue
-            breakdown = {k: float(v[i]) for k, v in scores.items() if not np.isnan(v[i])}
+            breakdown = {k: x for k, v in columns.items() if not math.isnan(x := float(v[at]))}
             breakdown["final"] = float(scores["final"][ranked])
             hit = Hit(
                 memory=records[rid],
