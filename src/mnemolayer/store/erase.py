@@ -46,11 +46,12 @@ class EraseSQL(IndexSQL):
                 part = rowids[start : start + 500]
                 marks = ",".join("?" * len(part))
                 self._unindex_terms(c, user_id, part)
+                mine, user = self._of_user(user_id)
                 for sql in (
-                    f"DELETE FROM vectors WHERE user_id = ? AND memory_rowid IN ({marks})",
-                    f"DELETE FROM memories WHERE user_id = ? AND rowid IN ({marks})",
+                    f"DELETE FROM vectors WHERE {mine}memory_rowid IN ({marks})",
+                    f"DELETE FROM memories WHERE {mine}rowid IN ({marks})",
                 ):
-                    c.execute(sql, [user_id, *part])
+                    c.execute(sql, [*user, *part])
             self.bump_generation(c, user_id)
         return gone
 

@@ -146,12 +146,13 @@ class IndexSQL(StoreCore):
         """The ``valid_from`` (UTC ISO text) of those of ``rowids`` that have one (fact
         records: when the fact began, the date extracted at write)."""
         out: dict[int, str] = {}
+        mine, user = self._of_user(user_id)
         for start in range(0, len(rowids), 400):
             part = list(rowids[start : start + 400])
             rows = self.read(
-                f"SELECT rowid, valid_from FROM memories WHERE user_id = ? "
-                f"AND rowid IN ({','.join('?' * len(part))}) AND valid_from IS NOT NULL",
-                [user_id, *part],
+                f"SELECT rowid, valid_from FROM memories WHERE {mine}"
+                f"rowid IN ({','.join('?' * len(part))}) AND valid_from IS NOT NULL",
+                [*user, *part],
             )
             out.update((int(r), str(v)) for r, v in rows)
         return out

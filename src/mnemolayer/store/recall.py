@@ -27,6 +27,8 @@ class _Store(Protocol):
 
     def rowids(self, where: str, params: Sequence[Any]) -> set[int]: ...
 
+    def _of_user(self, user_id: str | None) -> tuple[str, tuple[str, ...]]: ...
+
     def compile_filter(self, f: Filter, prefix: str = "") -> tuple[str, list[Any]]: ...
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
 
@@ -125,11 +127,12 @@ class RecallStatements:
             f"AND t.id = memories.consolidated_into AND {where} AND {act})"
         )
         out: set[int] = set()
+        mine, user = self._of_user(scope.user_id)
         for start in range(0, len(rowids), 500):
             part = list(rowids[start : start + 500])
             out |= self.rowids(
-                f"user_id = ? AND rowid IN ({','.join('?' * len(part))}) "
+                f"{mine}rowid IN ({','.join('?' * len(part))}) "
                 f"AND consolidated_into IS NOT NULL AND {target}",
-                [scope.user_id, *part, *params, *act_params],
+                [*user, *part, *params, *act_params],
             )
         return out

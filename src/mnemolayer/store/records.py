@@ -124,7 +124,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
     def get(self, memory_id: str, *, user_id: str | None = None) -> MemoryRecord | None:
         """The record ``memory_id`` (of ``user_id`` when given: then the look-up is by
         the distribution column too, one shard on a sharded PostgreSQL), or ``None``."""
-        mine, params = _of_user(user_id)
+        mine, params = self._of_user(user_id)
         rows = self.read(f"SELECT {COLUMNS} FROM memories WHERE {mine}id = ?", (*params, memory_id))
         return self.row_record(rows[0]) if rows else None
 
@@ -135,7 +135,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
         ``user_id``'s when given (one shard on a sharded PostgreSQL)."""
         out: dict[int, MemoryRecord] = {}
         ids = list(rowids)
-        mine, params = _of_user(user_id)
+        mine, params = self._of_user(user_id)
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             rows = self.read(
@@ -160,7 +160,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
         """:meth:`rank_signals` with each record's id: ``{rowid: (id, signals)}``."""
         out: dict[int, tuple[str, RankSignals]] = {}
         ids = list(rowids)
-        mine, params = _of_user(user_id)
+        mine, params = self._of_user(user_id)
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             if self._sql_reads_outcomes():
@@ -377,8 +377,3 @@ class RecordsSQL(HistorySQL, IndexSQL):
             "vectors": vectors,
             "history_events": history,
         }
-
-
-def _of_user(user_id: str | None) -> tuple[str, tuple[str, ...]]:
-    """A ``user_id = ? AND`` condition and its parameter, or nothing when ``None``."""
-    return ("user_id = ? AND ", (user_id,)) if user_id is not None else ("", ())
