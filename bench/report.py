@@ -76,6 +76,8 @@ def _latency_table(latency: Mapping[str, Any]) -> Table:
         ("search", latency["search_ms"]),
         ("search, excluding query embedding", latency["search_ms_excluding_embedder"]),
     ]
+    if latency.get("search_cpu_ms_excluding_embedder"):
+        rows.append(("  its CPU time (this thread)", latency["search_cpu_ms_excluding_embedder"]))
     if latency.get("extract_ms_per_message"):
         rows.insert(1, ("fact extraction, per message", latency["extract_ms_per_message"]))
     for name, pct in rows:

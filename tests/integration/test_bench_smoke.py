@@ -43,6 +43,7 @@ def test_locomo_result_shape(result: dict) -> None:
     latency = result["latency"]
     assert latency["searches"] == 13 and latency["add_calls"] == 4
     assert latency["search_ms"]["p50"] >= latency["search_ms_excluding_embedder"]["p50"] >= 0
+    assert latency["search_cpu_ms_excluding_embedder"]["p50"] >= 0
     assert set(result["by_conversation"]) == {"sample-1"}
 
 
