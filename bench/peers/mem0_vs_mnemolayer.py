@@ -528,6 +528,13 @@ class Mem0System:
         }
         self.memory = Memory.from_config(config)
         self.memory.embedding_model = mem0_embedding(embedder)
+        # Mem0 as `pip install mem0ai` gives it: dense search only. With fastembed present
+        # (mnemolayer's dev extra brings it) Mem0's Qdrant store would fetch a BM25 model
+        # from Hugging Face at the first add; its own "tried and failed" mark keeps it to
+        # what it does without fastembed, with no download attempt.
+        store = self.memory.vector_store
+        if getattr(store, "_bm25_encoder", False) is None:
+            store._bm25_encoder = False
         self.llm = NoLLM()
         self.memory.llm = self.llm
         self._turns: dict[str, tuple[str, int]] = {}
