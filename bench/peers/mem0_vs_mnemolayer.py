@@ -1182,6 +1182,14 @@ def _print_size(result: dict[str, Any], console: Console) -> None:
     )
 
 
+def _bar_text(key: str, value: float) -> str:
+    if key == "recall@5":
+        return f"{value:.3f}"
+    if key == "speedup_p50":
+        return f"{value:.1f}x"
+    return f"{value:,.0f}" if value >= 1000 else f"{value:.3g}"
+
+
 def plot(result: dict[str, Any], path: str | os.PathLike[str]) -> Path:
     """Bar charts per size (groups) and system (bars): search p50, add time per record,
     recall@5, and the search p50 speed-up over Mem0 against the bar.
@@ -1222,8 +1230,7 @@ def plot(result: dict[str, Any], path: str | os.PathLike[str]) -> Path:
             values = [(by_name.get(name) or {}).get(key) or 0.0 for by_name in rows]
             offset = (i - (len(shown) - 1) / 2) * width
             bars = ax.bar(x + offset, values, width, label=name, color=colors[name])
-            fmt = "%.3f" if key == "recall@5" else ("%.1fx" if key == "speedup_p50" else "%.3g")
-            ax.bar_label(bars, fmt=fmt, fontsize=7, padding=1)
+            ax.bar_label(bars, labels=[_bar_text(key, v) for v in values], fontsize=7, padding=1)
         if key == "speedup_p50":
             ax.axhline(SPEEDUP_BAR, color="k", linestyle="--", linewidth=1)
             ax.text(x[0] - 0.4, SPEEDUP_BAR, f"bar {SPEEDUP_BAR:g}x", fontsize=7, va="bottom")
