@@ -143,8 +143,139 @@ def test_compare_applies_the_bar(peers: ModuleType) -> None:
     assert rows["mnemolayer"]["bar_met"] is True  # 10x, recall equal
     assert rows["mnemolayer-vector"]["bar_met"] is False  # recall@5 lower
     assert rows["mnemolayer-raw"]["bar_met"] is False  # only 4x
+    assert peers.SPEEDUP_BAR == 10.0  # the issue's bar
+    six_times = peers.compare(
+        {"mem0": _fake_report(12.0, 0.5), "mnemolayer": systems["mnemolayer"]}
+    )
+    assert six_times["systems"]["mnemolayer"]["bar_met"] is False  # 6x: under the bar
     assert rows["mnemolayer-raw"]["recall@5_delta"] == pytest.approx(0.4)
     assert peers.compare({"mnemolayer": systems["mnemolayer"]}) == {}
+
+
+@pytest.fixture(scope="module")
+def sample_conversations(peers: ModuleType) -> list:
+    from bench.locomo import load_conversations
+
+    conversations, _counts = peers.load_locomo(load_conversations(SAMPLE))
+    return conversations
+
+
+def test_synthetic_users(peers: ModuleType, sample_conversations: list) -> None:
+    # Needs no Mem0: the users both systems get at a size beyond the real conversations.
+    (real,) = sample_conversations
+    users = peers.synthetic_users(sample_conversations, 40, seed=3, sessions=(2, 3))
+    assert len(users) == 40 and users[0] is real  # the real conversation first, whole
+    assert len({u.sample_id for u in users}) == 40
+    numbers = [n for n, _ in real.sessions]
+    for k, user in enumerate(users[1:], start=1):
+        assert user.sample_id == f"{real.sample_id}#{k}"
+        kept = [n for n, _ in user.sessions]
+        assert 2 <= len(kept) <= 3
+        start = numbers.index(kept[0])
+        assert kept == numbers[start : start + len(kept)]  # consecutive sessions
+        assert dict(user.sessions) == {n: dict(real.sessions)[n] for n in kept}  # same turns
+        assert user.end == max(t.message.timestamp for _, ts in user.sessions for t in ts)
+        assert all(q in real.questions for q in user.questions)
+        for q in user.questions:
+            assert {int(g[1:].split(":")[0]) for g in q["gold"]} <= set(kept)
+        # Every question of the source whose evidence is in the kept sessions is kept.
+        inside = [
+            q for q in real.questions if all(int(g[1:].split(":")[0]) in kept for g in q["gold"])
+        ]
+        assert user.questions == inside
+    assert sum(len(u.questions) for u in users[1:]) > 0
+    # Deterministic, and user k is the same user at every size.
+    again = peers.synthetic_users(sample_conversations, 40, seed=3, sessions=(2, 3))
+    assert [(u.sample_id, u.sessions, u.questions) for u in again] == [
+        (u.sample_id, u.sessions, u.questions) for u in users
+    ]
+    smaller = peers.synthetic_users(sample_conversations, 10, seed=3, sessions=(2, 3))
+    assert [u.sessions for u in smaller] == [u.sessions for u in users[:10]]
+    other = peers.synthetic_users(sample_conversations, 40, seed=4, sessions=(2, 3))
+    assert [u.sessions for u in other] != [u.sessions for u in users]
+    assert peers.synthetic_users(sample_conversations, 1) == [real]
+    for bad in ({"users": 0}, {"users": 5, "sessions": (3, 2)}, {"users": 5, "sessions": (0, 2)}):
+        with pytest.raises(ValueError):
+            peers.synthetic_users(sample_conversations, **{"users": 5, **bad})
+
+
+def test_sample_questions(peers: ModuleType, sample_conversations: list) -> None:
+    users = peers.synthetic_users(sample_conversations, 30, seed=0)
+    total = sum(len(u.questions) for u in users)
+    drawn = peers.sample_questions(users, 17, seed=0)
+    assert sum(len(u.questions) for u in drawn) == 17 < total
+    assert [u.sample_id for u in drawn] == [u.sample_id for u in users]  # all still ingested
+    for before, after in zip(users, drawn, strict=True):
+        assert after.sessions == before.sessions
+        assert after.questions == [q for q in before.questions if q in after.questions]
+    again = peers.sample_questions(users, 17, seed=0)
+    assert [u.questions for u in again] == [u.questions for u in drawn]
+    assert peers.sample_questions(users, total + 5) == users
+
+
+@pytest.fixture(scope="module")
+def sizes_result(peers: ModuleType, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return peers.run_sizes(
+        SAMPLE,
+        [1, 12],
+        systems=["mnemolayer-vector"],
+        embedder="hashing",
+        cache=False,
+        workdir=tmp_path_factory.mktemp("sizes"),
+        probe=2,
+        size_questions=9,
+        show_progress=False,
+    )
+
+
+def test_several_sizes_in_one_run(peers: ModuleType, sizes_result: dict, tmp_path: Path) -> None:
+    one, twelve = peers.sizes_of(sizes_result)
+    assert sizes_result["config"]["users"] == [1, 12]
+    assert sizes_result["config"]["speedup_bar"] == 10.0
+    assert one["counts"]["conversations"] == 1 and one["counts"]["synthetic_users"] == 0
+    assert one["counts"]["questions"] == 13  # the real conversation alone: all its questions
+    assert twelve["counts"]["conversations"] == 12 and twelve["counts"]["synthetic_users"] == 11
+    assert twelve["counts"]["questions"] == 9 < twelve["counts"]["eligible_questions"]
+    assert one["counts"]["turns"] < twelve["counts"]["turns"]
+    assert twelve["systems"]["mnemolayer-vector"]["add"]["records"] == twelve["counts"]["turns"]
+    assert twelve["config"]["user_sessions"] == [2, 4] and one["config"]["user_sessions"] is None
+    assert one["embedding"]["probe"]["texts"] == 2 and twelve["embedding"]["probe"] == {}
+    # The copies' texts are the originals': only the warm-up misses the table.
+    assert twelve["checks"]["vector_table"]["misses"] == 2
+    assert all(len(s["config"]["loadavg_1min"]) == 2 for s in (one, twelve))
+    assert sizes_result["ratios"] == []  # no Mem0 baseline
+    json.dumps(sizes_result)
+    console = Console(file=StringIO(), width=160)
+    peers.print_summary(sizes_result, console)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "12 users" in text and "1 users" in text
+    with pytest.raises(ValueError, match="sizes"):
+        peers.run_sizes(SAMPLE, [3, 3], embedder="hashing")
+
+
+def test_ratio_at_each_size_and_chart(
+    peers: ModuleType, sizes_result: dict, tmp_path: Path
+) -> None:
+    pytest.importorskip("matplotlib")
+    sizes = []
+    for size, mem0_p50 in zip(peers.sizes_of(sizes_result), (40.0, 400.0), strict=True):
+        systems = {"mem0": _fake_report(mem0_p50, 0.1), **size["systems"]}
+        sizes.append({**size, "systems": systems, "comparison": peers.compare(systems)})
+    result = {**sizes_result, "sizes": sizes}
+    rows = peers.ratio_rows(result)
+    assert [(r["users"], r["system"]) for r in rows] == [
+        (1, "mnemolayer-vector"),
+        (12, "mnemolayer-vector"),
+    ]
+    for row, size in zip(rows, sizes, strict=True):
+        p50 = size["systems"]["mnemolayer-vector"]["search"]["ms"]["p50"]
+        assert row["search_p50_speedup"] == pytest.approx(row["baseline_p50_ms"] / p50)
+        assert row["bar_met"] == (row["search_p50_speedup"] >= 10.0)
+    console = Console(file=StringIO(), width=200)
+    peers.print_summary(result, console)
+    assert "speed-up vs Mem0 at each size" in console.file.getvalue()  # type: ignore[attr-defined]
+    png = peers.plot(result, tmp_path / "sizes.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_summary_table_and_plot(peers: ModuleType, mnemolayer_result: dict, tmp_path: Path) -> None:
@@ -179,6 +310,23 @@ def test_command_line(peers: ModuleType, tmp_path: Path) -> None:
     assert peers.main(["--from-json", str(out), "--no-plot"]) == 0  # reprints, runs nothing
     with pytest.raises(ValueError, match="systems"):
         peers.run(SAMPLE, systems=["mnemolayer", "mnemolayer"], embedder="hashing")
+    sized = tmp_path / "sizes.json"
+    status = peers.main(
+        [
+            "--data", str(SAMPLE), "--systems", "mnemolayer-vector", "--embedder", "hashing",
+            "--no-cache", "--probe", "0", "--users", "1", "--users", "7", "--questions", "4",
+            "--user-sessions", "1-2", "--no-progress", "--no-plot", "--no-details",
+            "--out", str(sized),
+        ]
+    )  # fmt: skip
+    assert status == 0
+    saved = json.loads(sized.read_text("utf-8"))
+    assert [s["counts"]["conversations"] for s in saved["sizes"]] == [1, 7]
+    assert saved["sizes"][1]["counts"]["questions"] == 4
+    assert saved["sizes"][1]["config"]["user_sessions"] == [1, 2]
+    assert all("details" not in s for s in saved["sizes"])
+    assert "--users 7" in saved["config"]["command"]
+    assert peers.main(["--from-json", str(sized), "--no-plot"]) == 0
 
 
 def test_mem0_side(peers: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -205,3 +353,45 @@ def test_mem0_side(peers: ModuleType, tmp_path: Path, monkeypatch: pytest.Monkey
     for detail in result["details"]["mem0"]:
         assert set(detail["ranked"]) <= known and len(detail["ranked"]) <= 10
     assert "mnemolayer-vector" in result["comparison"]["systems"]
+
+
+def test_mem0_side_at_several_sizes(
+    peers: ModuleType,
+    sample_conversations: list,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    users = sample_conversations
+    monkeypatch.setenv("MEM0_TELEMETRY", "False")
+    monkeypatch.setenv("MEM0_DIR", str(tmp_path / "mem0-home"))
+    pytest.importorskip("mem0")
+    result = peers.run_sizes(
+        SAMPLE,
+        [1, 6],
+        systems=["mem0", "mnemolayer-vector"],
+        embedder="hashing",
+        cache=False,
+        workdir=tmp_path / "work",
+        probe=0,
+        size_questions=8,
+        show_progress=False,
+    )
+    one, six = peers.sizes_of(result)
+    for size in (one, six):
+        checks = size["checks"]
+        assert checks["mem0_llm_calls"] == 0 and checks["refused_connections"] == []
+        assert checks["vector_table"]["misses"] == 2  # the copies' texts are in the table
+        mem0 = size["systems"]["mem0"]
+        assert mem0["add"]["records"] == size["counts"]["turns"]
+        assert mem0["search"]["queries"] == size["counts"]["questions"]
+    # Mem0's hits belong to the user asked: every hit lies in that user's kept sessions.
+    kept = {u.sample_id: {n for n, _ in u.sessions} for u in peers.synthetic_users(users, 6)}
+    for detail in six["details"]["mem0"]:
+        sessions = {int(d[1:].split(":")[0]) for d in detail["ranked"]}
+        assert sessions <= kept[detail["conversation"]]
+    assert six["counts"]["questions"] == 8
+    assert [(r["users"], r["system"]) for r in result["ratios"]] == [
+        (1, "mnemolayer-vector"),
+        (6, "mnemolayer-vector"),
+    ]
+    assert all(isinstance(r["bar_met"], bool) for r in result["ratios"])
