@@ -16,6 +16,9 @@ from .._harness import file_sha256, make_progress, workspace, write_json
 from .servers import Sampler, Served, StoreSpec, serve
 from .stats import RequestLog, errors, operations, rounded_percentiles, timeline
 
+#: Seconds the agents get at the deadline to finish the request they have in flight.
+STOP_TIMEOUT_S = 30.0
+
 __all__ = ["LoadOptions", "failed", "load_corpus", "run_load"]
 
 
@@ -151,7 +154,11 @@ def _drive(opts: LoadOptions, plan: Any, served: Served, show_progress: bool) ->
 
     from .agents import agent_class
 
-    env = Environment(user_classes=[agent_class(plan)], catch_exceptions=True)
+    # At the deadline each agent finishes the request it has in flight (up to STOP_TIMEOUT_S)
+    # instead of being killed mid-request, which locust counts as a failure (status 0).
+    env = Environment(
+        user_classes=[agent_class(plan)], catch_exceptions=True, stop_timeout=STOP_TIMEOUT_S
+    )
     log = RequestLog()
     env.events.request.add_listener(log.on_request)
     runner = env.create_local_runner()
@@ -173,6 +180,7 @@ def _drive(opts: LoadOptions, plan: Any, served: Served, show_progress: bool) ->
                 # No live bar in a log file: a line a minute instead.
                 print(f"load: {elapsed:.0f} s of {opts.duration_s:.0f}, {note}", flush=True)
                 next_line += 60
+        runner.stop()
         runner.quit()
     exceptions = [
         {"message": str(e["msg"]), "count": e["count"], "traceback": str(e["traceback"])[-2000:]}
