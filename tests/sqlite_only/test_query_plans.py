@@ -5,7 +5,7 @@ user). Written ``user_id = ?``, that filter made SQLite's planner, which has no 
 statistics, scan the user's index instead of looking the candidates' rowids up: a big
 user's search then read its whole index several times (73 ms of CPU per search for a
 user of 100,000 memories in ``bench scale --n 1000000``, against 5 ms). The store writes
-it ``+user_id = ?`` on SQLite (``StoreCore.USER_BY_ROWID``); this test asks SQLite for the
+it ``+user_id = ?`` on SQLite (``store.where.user_by_rowid``); this test asks SQLite for the
 plan of every statement a search sends that reads by rowid.
 """
 

@@ -257,22 +257,6 @@ class StoreCore(Engine):
         """Called inside ``c`` whenever a user's generation is bumped (a keyword or
         vector change); by default nothing more is needed."""
 
-    # -- hooks: the user filter of reads by rowid ------------------------------------------
-
-    #: The column a read by rowid (``rowid IN (...)``) filters the user by, so that a
-    #: store sharded by user reads one shard. SQLite writes it ``+user_id``, which keeps
-    #: the filter but not the index: without it SQLite's planner (no table statistics)
-    #: scans the user's index instead of looking the rowids up, 3.3 ms against 0.2 ms
-    #: for 100 rowids of a user with 30,000 records, growing with the user.
-    USER_BY_ROWID = "user_id"
-
-    def _of_user(self, user_id: str | None) -> tuple[str, tuple[str, ...]]:
-        """The ``user_id = ? AND`` condition of a read by rowid (:attr:`USER_BY_ROWID`)
-        and its parameter, or nothing when ``user_id`` is ``None``."""
-        if user_id is None:
-            return "", ()
-        return f"{self.USER_BY_ROWID} = ? AND ", (user_id,)
-
     # -- hooks: JSON in SQL --------------------------------------------------------------
 
     @abc.abstractmethod

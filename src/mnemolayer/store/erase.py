@@ -16,7 +16,7 @@ from typing import Any
 from mnemolayer.query import Scope
 from mnemolayer.store.index import IndexSQL
 from mnemolayer.store.txn import Txn
-from mnemolayer.store.where import scope_where
+from mnemolayer.store.where import scope_where, user_by_rowid
 
 __all__ = ["EraseSQL"]
 
@@ -46,7 +46,7 @@ class EraseSQL(IndexSQL):
                 part = rowids[start : start + 500]
                 marks = ",".join("?" * len(part))
                 self._unindex_terms(c, user_id, part)
-                mine, user = self._of_user(user_id)
+                mine, user = user_by_rowid(user_id)
                 for sql in (
                     f"DELETE FROM vectors WHERE {mine}memory_rowid IN ({marks})",
                     f"DELETE FROM memories WHERE {mine}rowid IN ({marks})",

@@ -10,6 +10,7 @@ import numpy as np
 
 from mnemolayer.store.core import StoreCore
 from mnemolayer.store.txn import Txn
+from mnemolayer.store.where import user_by_rowid
 
 __all__ = ["IndexSQL"]
 
@@ -146,7 +147,7 @@ class IndexSQL(StoreCore):
         """The ``valid_from`` (UTC ISO text) of those of ``rowids`` that have one (fact
         records: when the fact began, the date extracted at write)."""
         out: dict[int, str] = {}
-        mine, user = self._of_user(user_id)
+        mine, user = user_by_rowid(user_id)
         for start in range(0, len(rowids), 400):
             part = list(rowids[start : start + 400])
             rows = self.read(

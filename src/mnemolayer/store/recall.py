@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mnemolayer.query import Filter, Scope
-from mnemolayer.store.where import active_where, expired_where, scope_where
+from mnemolayer.store.where import active_where, expired_where, scope_where, user_by_rowid
 
 if TYPE_CHECKING:
     from mnemolayer.lifecycle.config import LifecycleConfig
@@ -26,8 +26,6 @@ class _Store(Protocol):
     """What :class:`RecallStatements` uses of the store it is mixed into."""
 
     def rowids(self, where: str, params: Sequence[Any]) -> set[int]: ...
-
-    def _of_user(self, user_id: str | None) -> tuple[str, tuple[str, ...]]: ...
 
     def compile_filter(self, f: Filter, prefix: str = "") -> tuple[str, list[Any]]: ...
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
@@ -127,7 +125,7 @@ class RecallStatements:
             f"AND t.id = memories.consolidated_into AND {where} AND {act})"
         )
         out: set[int] = set()
-        mine, user = self._of_user(scope.user_id)
+        mine, user = user_by_rowid(scope.user_id)
         for start in range(0, len(rowids), 500):
             part = list(rowids[start : start + 500])
             out |= self.rowids(

@@ -15,7 +15,7 @@ from mnemolayer.query import Scope
 from mnemolayer.store.history import HistorySQL
 from mnemolayer.store.index import IndexSQL
 from mnemolayer.store.rows import COLUMNS, RankSignals, from_iso, iso
-from mnemolayer.store.where import active_where, scope_where
+from mnemolayer.store.where import active_where, scope_where, user_by_rowid
 
 if TYPE_CHECKING:
     from mnemolayer.lifecycle.config import LifecycleConfig
@@ -124,7 +124,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
     def get(self, memory_id: str, *, user_id: str | None = None) -> MemoryRecord | None:
         """The record ``memory_id`` (of ``user_id`` when given: then the look-up is by
         the distribution column too, one shard on a sharded PostgreSQL), or ``None``."""
-        mine, params = self._of_user(user_id)
+        mine, params = user_by_rowid(user_id)
         rows = self.read(f"SELECT {COLUMNS} FROM memories WHERE {mine}id = ?", (*params, memory_id))
         return self.row_record(rows[0]) if rows else None
 
@@ -135,7 +135,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
         ``user_id``'s when given (one shard on a sharded PostgreSQL)."""
         out: dict[int, MemoryRecord] = {}
         ids = list(rowids)
-        mine, params = self._of_user(user_id)
+        mine, params = user_by_rowid(user_id)
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             rows = self.read(
@@ -160,7 +160,7 @@ class RecordsSQL(HistorySQL, IndexSQL):
         """:meth:`rank_signals` with each record's id: ``{rowid: (id, signals)}``."""
         out: dict[int, tuple[str, RankSignals]] = {}
         ids = list(rowids)
-        mine, params = self._of_user(user_id)
+        mine, params = user_by_rowid(user_id)
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             if self._sql_reads_outcomes():

@@ -25,10 +25,24 @@ __all__ = [
     "purge_archived_where",
     "purge_due_where",
     "scope_where",
+    "user_by_rowid",
 ]
 
 #: A store's metadata-filter compiler: ``(filter, prefix) -> (sql, params)``.
 CompileFilter = Callable[[Filter, str], tuple[str, list[Any]]]
+
+
+def user_by_rowid(user_id: str | None) -> tuple[str, tuple[str, ...]]:
+    """The ``+user_id = ? AND`` condition of a read by rowid (``rowid IN (...)``) and its
+    parameter, or nothing when ``user_id`` is ``None``.
+
+    The filter routes the statement to one shard when the store is sharded by user. The
+    unary ``+`` keeps SQLite's planner (no table statistics) on the rowid look-up instead
+    of scanning the user's index: 3.3 ms against 0.2 ms for 100 rowids of a user with
+    30,000 records, growing with the user. PostgreSQL gets it without the ``+``
+    (:mod:`mnemolayer.store.postgres.translate`).
+    """
+    return ("+user_id = ? AND ", (user_id,)) if user_id is not None else ("", ())
 
 
 def scope_where(

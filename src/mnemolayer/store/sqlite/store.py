@@ -141,9 +141,6 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
     def _sql_reads_outcomes(self) -> bool:
         return self.crypto is None
 
-    #: The user filter of reads by rowid keeps SQLite on the rowid look-up (StoreCore).
-    USER_BY_ROWID = "+user_id"
-
     # -- records: identity and JSON ------------------------------------------------------
 
     def _insert_row(self, c: Txn, record: MemoryRecord) -> int | None:
