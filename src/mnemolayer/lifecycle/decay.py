@@ -39,6 +39,7 @@ __all__ = [
     "forgetting_action",
     "is_pinned",
     "rank_score",
+    "rank_scores",
     "reinforce",
     "retention",
     "retention_many",
@@ -402,6 +403,30 @@ def rank_score(
         raise ValidationError("retention", f"must be in [0, 1], got {retention_value!r}")
     w = (config or LifecycleConfig()).ranking_weight
     return score * (1.0 - w + w * retention_value)
+
+
+def rank_scores(
+    scores: np.ndarray, retention_values: np.ndarray, config: LifecycleConfig | None = None
+) -> np.ndarray:
+    """:func:`rank_score` of many scores at once, elementwise (the same arithmetic):
+    ``(n,)`` scores and ``(n,)`` retentions give ``(n,)`` float64.
+
+    Raises:
+        ValidationError: a retention outside [0, 1] or a score not finite (the first).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    kept = np.asarray(retention_values, dtype=np.float64)
+    if not np.isfinite(scores).all():
+        bad = float(scores[~np.isfinite(scores)][0])
+        raise ValidationError("score", f"must be finite, got {bad!r}")
+    out_of_range = ~((kept >= 0.0) & (kept <= 1.0))
+    if out_of_range.any():
+        raise ValidationError(
+            "retention", f"must be in [0, 1], got {float(kept[out_of_range][0])!r}"
+        )
+    w = (config or LifecycleConfig()).ranking_weight
+    out: np.ndarray = scores * (1.0 - w + w * kept)
+    return out
 
 
 @dataclass(frozen=True)

@@ -127,13 +127,30 @@ class CandidateFinder:
     def _allowed(self, req: SearchRequest) -> tuple[bool, np.ndarray] | None:
         """Which rowids vector search may return: ``(True, ids)`` only these, ``(False, ids)``
         all but these, ``None`` all of the user's."""
+        scope = req.scope
+        by_kind = scope.kinds is not None and scope == Scope(scope.user_id, kinds=scope.kinds)
         allowed = self.store.recall_allowed(
-            req.scope, now=req.now, include_history=req.include_history, lifecycle=req.lifecycle
+            Scope(scope.user_id) if by_kind else scope,
+            now=req.now,
+            include_history=req.include_history,
+            lifecycle=req.lifecycle,
         )
+        if by_kind:
+            # Narrowed by kind alone: the user's records of those kinds (known in process
+            # per generation) less the inactive ones, instead of reading every record in
+            # scope per search. A record added since that generation is left out, as
+            # vector search leaves it out until it reloads.
+            kinds = self.vectors.kind_rowids(scope.user_id)
+            wanted = [kinds[k] for k in dict.fromkeys(scope.kinds or ()) if k in kinds]
+            ids = np.concatenate(wanted) if wanted else np.empty(0, dtype=np.int64)
+            if allowed is not None:
+                _, inactive = allowed  # (False, ids): the unscoped form's only answer
+                ids = np.setdiff1d(ids, np.fromiter(inactive, dtype=np.int64), assume_unique=True)
+            return True, ids
         if allowed is None:
             return None
-        include, ids = allowed
-        return include, np.fromiter(ids, dtype=np.int64, count=len(ids))
+        include, found = allowed
+        return include, np.fromiter(found, dtype=np.int64, count=len(found))
 
     def _embed_query(self, req: SearchRequest) -> np.ndarray | None:
         """The query's vector; ``None`` (logged as a warning) when the embedder cannot

@@ -83,6 +83,9 @@ class ConversationIndex:
     terms: dict[int, list[str]] = field(default_factory=dict)
     turns: list[list[int]] = field(default_factory=list)
     when: dict[int, datetime] = field(default_factory=dict)
+    #: What :func:`~mnemolayer.retrieval.structure.conversation_features` reads per turn,
+    #: in one tuple (built there on first use; this index never changes once built).
+    per_turn: dict[int, tuple[int, int, str, bool, bool, int]] | None = None
 
 
 def _split_sessions(order: list[int]) -> list[list[int]]:

@@ -13,7 +13,7 @@ import numpy as np
 
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.embed.base import Embedder
-from mnemolayer.lifecycle.decay import rank_score, retention_many
+from mnemolayer.lifecycle.decay import rank_scores, retention_many
 from mnemolayer.retrieval import fusion
 from mnemolayer.retrieval.ann import LazyCosines
 from mnemolayer.retrieval.candidates import Candidates, SearchRequest
@@ -88,10 +88,8 @@ def score(
         relevance = lift(cfg, relevance, features)
     # Current knowledge first: a turn whose facts were all superseded, and (when
     # history is asked for) a superseded fact, rank below what is true now.
-    outdated = np.array(
-        [(r in cands.closed) or (r in cands.outdated) for r in rowids],
-        dtype=bool,
-    )
+    stale = cands.closed | cands.outdated if cands.outdated else cands.closed
+    outdated = np.array([r in stale for r in rowids], dtype=bool)
     relevance = np.where(outdated, relevance * (1.0 - cfg.outdated_penalty), relevance)
     importance = np.array([r.importance for r in recs], dtype=np.float64)
     now = req.now
@@ -112,13 +110,7 @@ def score(
     # record that stands for them.
     consolidated = np.array([r in cands.consolidated for r in rowids], dtype=bool)
     weight = np.where(consolidated, req.lifecycle.consolidated_weight, 1.0)
-    final = weight * np.array(
-        [
-            rank_score(float(f), float(k), req.lifecycle)
-            for f, k in zip(reranked, kept, strict=True)
-        ],
-        dtype=np.float64,
-    )
+    final = weight * rank_scores(reranked, kept, req.lifecycle)
     fact_key = np.array([cands.fact_key.get(r, nan) for r in rowids], dtype=np.float64)
     return {
         "fact_key": fact_key,

@@ -153,36 +153,65 @@ def conversation_features(
     """
     n = len(rowids)
     pos = {rid: i for i, rid in enumerate(rowids)}
-    sess = np.array([conv.session.get(r, -1) for r in rowids], dtype=np.int64)
+    per_turn = _per_turn(conv)
+    rows = [per_turn.get(rid, _OUTSIDE) for rid in rowids]
+    session_of = [r[0] for r in rows]
+    sess = np.array(session_of, dtype=np.int64)
+    rel = relevance.tolist()
     best: dict[int, float] = {}
-    for s, r in zip(sess.tolist(), relevance.tolist(), strict=True):
+    for s, r in zip(session_of, rel, strict=True):
         if s >= 0 and r > best.get(s, -1.0):
             best[s] = r
     out = {f: np.zeros(n) for f in FEATURES}
     out["in_session"] = (sess >= 0).astype(np.float64)
-    out["session"] = np.array([best.get(s, 0.0) for s in sess.tolist()])
+    out["session"] = np.array([best.get(s, 0.0) for s in session_of])
     named = named_speakers(query, conv.speakers)
     only = next(iter(named)) if len(named) == 1 else None
     when = bool(_WHEN.search(query))
-    for i, rid in enumerate(rowids):
-        prev = conv.previous.get(rid)
-        if prev is not None and prev in conv.asks and prev in pos:
-            out["reply"][i] = relevance[pos[prev]]
-        if only is not None and conv.speaker.get(rid) == only:
-            out["speaker"][i] = 1.0
-        if rid in conv.asks and rid not in conv.exchanges:
-            out["question"][i] = 1.0
-        if when and _TIME_WORDS.intersection(conv.terms.get(rid, ())):
-            out["time_word"][i] = 1.0
+    reply, speaker, question, time_word = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
+    for i, (_, asked, who, asks, timed, _) in enumerate(rows):
+        if asked >= 0 and asked in pos:
+            reply[i] = rel[pos[asked]]
+        if only is not None and who == only:
+            speaker[i] = 1.0
+        if asks:
+            question[i] = 1.0
+        if when and timed:
+            time_word[i] = 1.0
+    out["reply"][:], out["speaker"][:] = reply, speaker
+    out["question"][:], out["time_word"][:] = question, time_word
     terms = list(dict.fromkeys(stemmed_terms(query)))
-    inside = [i for i, rid in enumerate(rowids) if rid in conv.window]
+    inside = [i for i, r in enumerate(rows) if r[5] >= 0]
     if inside:
-        windows = [conv.window[rowids[i]] for i in inside]
+        windows = [rows[i][5] for i in inside]
         out["window_keyword"][inside] = _keyword(terms, conv.windows, windows)
         sessions = sorted({int(sess[i]) for i in inside})
         by_session = dict(zip(sessions, _keyword(terms, conv.sessions, sessions), strict=True))
         out["session_keyword"][inside] = [by_session[int(sess[i])] for i in inside]
     return out
+
+
+#: :func:`_per_turn`'s answer for a memory outside any session.
+_OUTSIDE: tuple[int, int, str, bool, bool, int] = (-1, -1, "", False, False, -1)
+
+
+def _per_turn(conv: ConversationIndex) -> dict[int, tuple[int, int, str, bool, bool, int]]:
+    """Per turn of ``conv`` (by rowid), what :func:`conversation_features` reads, built
+    once per index: ``(session number, the previous turn when it asks a question else
+    -1, speaker, asks a question (not an exchange), names a time, window position)``."""
+    if conv.per_turn is None:
+        conv.per_turn = {
+            rid: (
+                number,
+                prev if (prev := conv.previous.get(rid)) is not None and prev in conv.asks else -1,
+                conv.speaker.get(rid, ""),
+                rid in conv.asks and rid not in conv.exchanges,
+                bool(_TIME_WORDS.intersection(conv.terms.get(rid, ()))),
+                conv.window.get(rid, -1),
+            )
+            for rid, number in conv.session.items()
+        }
+    return conv.per_turn
 
 
 def lift(

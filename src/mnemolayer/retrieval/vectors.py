@@ -51,6 +51,7 @@ class VectorCache:
         self._dim = dim
         self._max_users = max_users
         self._users: dict[str, UserVectors] = {}
+        self._kinds: dict[str, tuple[int, dict[str, np.ndarray]]] = {}
         self._lock = threading.Lock()
 
     def get(self, user_id: str) -> UserVectors:
@@ -96,3 +97,23 @@ class VectorCache:
                 self._users.pop(next((u for u, e in self._users.items() if e.ann is None), first))
             self._users[user_id] = entry
         return entry
+
+    def kind_rowids(self, user_id: str) -> dict[str, np.ndarray]:
+        """Every record of ``user_id`` (with a vector or not) by kind, as
+        ``{kind: rowids (k,) int64, ascending}``; read again when the user's generation
+        changes (adding or deleting a record changes it, and a kind never changes), held
+        for as many users as the vectors are. Vectors are not loaded for it."""
+        gen = self._store.generation(user_id)
+        with self._lock:
+            cached = self._kinds.get(user_id)
+            if cached is not None and cached[0] == gen:
+                return cached[1]
+        kinds = {
+            kind: np.array(ids, dtype=np.int64)
+            for kind, ids in self._store.kind_rowids(user_id).items()
+        }
+        with self._lock:
+            if len(self._kinds) >= self._max_users and user_id not in self._kinds:
+                self._kinds.pop(next(iter(self._kinds)))
+            self._kinds[user_id] = (gen, kinds)
+        return kinds

@@ -101,6 +101,16 @@ class IndexSQL(StoreCore):
             last = session
         return out
 
+    def kind_rowids(self, user_id: str) -> dict[str, list[int]]:
+        """A user's records by kind: ``{kind: rowids, ascending}`` (every record,
+        active or not; a record's kind never changes after it is written)."""
+        out: dict[str, list[int]] = {}
+        for rowid, kind in self.read(
+            "SELECT rowid, kind FROM memories WHERE user_id = ? ORDER BY rowid", (user_id,)
+        ):
+            out.setdefault(str(kind), []).append(int(rowid))
+        return out
+
     def fact_sentences(self, ids: Sequence[str]) -> dict[str, str]:
         """For records ``ids``: the sentences of the current facts derived from each
         (their semantic records' content), joined, for the keyword index."""
