@@ -313,7 +313,14 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
 
     def _write_briefly(self, wait_s: float, fn: Callable[[Any], None]) -> bool:
         """A pooled connection's transaction that gives up (and returns ``False``) when
-        the writer lock is not free within ``wait_s`` seconds; any error gives ``False``."""
+        the writer lock is not free within ``wait_s`` seconds; any error gives ``False``.
+
+        Its commit does not wait for the WAL to reach disk (``synchronous_commit = off``
+        for this transaction alone): what it writes is access counting, which may be lost
+        in a crash anyway (:meth:`~mnemolayer.store.states.StatesSQL.record_access`), and
+        the flush of a search should not wait for an fsync. A crash loses at most the
+        last few hundred milliseconds of such commits, never corrupts (PostgreSQL's
+        asynchronous commit)."""
         try:
             with (
                 self._pooled(timeout=max(wait_s, 0.05)) as raw,
@@ -331,6 +338,7 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
                         ).fetchone()[0]
                     if not got:
                         return False
+                raw.execute("SET LOCAL synchronous_commit = off")
                 fn(_Conn(raw))
             return True
         except Exception:
