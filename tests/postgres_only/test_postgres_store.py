@@ -213,3 +213,46 @@ def test_serve_refuses_to_start_on_a_store_it_cannot_open() -> None:
     result = CliRunner().invoke(app, ["--db", url, "--embedder", "hashing", "serve"])
     assert result.exit_code != 0
     assert "cannot connect" in result.output and "hunter2secret" not in result.output
+
+
+def test_vectors_load_in_pages_in_key_order(pg_url: str) -> None:
+    """``load_vectors`` reads a user's vectors as concatenated binary pages: every page
+    size gives the rows of a plain ``ORDER BY memory_rowid, chunk`` read, exactly, long
+    memories' several chunks included; another user's never join."""
+    from mnemolayer.embed.hashing import HashingEmbedder
+
+    small_window = HashingEmbedder()
+    small_window.max_tokens = 32  # so that a long memory has several chunk vectors
+    with Memory(pg_url, embedder=small_window, extractor=None) as mem:
+        store = mem.store
+        assert isinstance(store, PostgresStore)
+        long = " ".join(f"word{i}" for i in range(300))
+        mem.add([f"note {i} on subject {i % 7}" for i in range(40)], user_id="u")
+        mem.add([long, "a short one"], user_id="u")
+        mem.add([f"someone else's note {i}" for i in range(30)], user_id="v")
+        rows = store.read(
+            "SELECT memory_rowid, chunk FROM vectors WHERE user_id = ? ORDER BY memory_rowid, chunk",
+            ("u",),
+        )
+        assert len(rows) > 42  # the long memory has several chunks
+        dim = mem.embedder.dim
+        expected = np.array([r for r, _ in rows], dtype=np.int64)
+        full_ids, full = store.load_vectors("u", dim)
+        assert full_ids.dtype == np.int64 and full.dtype == np.float32
+        assert full.shape == (len(rows), dim) and full.flags.writeable
+        assert np.array_equal(full_ids, expected)
+        for rowid, chunk in rows[::9]:
+            blob = store.read(
+                "SELECT vector::text FROM vectors WHERE user_id = ? AND memory_rowid = ? "
+                "AND chunk = ?",
+                ("u", rowid, chunk),
+            )[0][0]
+            at = rows.index((rowid, chunk))
+            assert np.allclose(full[at], np.array(blob.strip("[]").split(","), dtype=np.float32))
+        for page in (1, 2, 5, len(rows) - 1, len(rows), len(rows) + 1):
+            store.VECTOR_PAGE = page
+            ids, matrix = store.load_vectors("u", dim)
+            assert np.array_equal(ids, expected) and np.array_equal(matrix, full), page
+        assert store.load_vectors("nobody", dim)[1].shape == (0, dim)
+        with pytest.raises(StoreError, match="dimension"):
+            store.load_vectors("u", dim + 1)
