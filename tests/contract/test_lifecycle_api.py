@@ -7,6 +7,7 @@ import contextlib
 import inspect
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -22,7 +23,7 @@ from mnemolayer import AsyncMemory, Memory, NotFoundError, ValidationError
 from mnemolayer.cli import app
 from mnemolayer.config import RetrievalConfig
 from mnemolayer.lifecycle import LifecycleConfig, RetentionInput, forgetting_action, retention
-from mnemolayer.lifecycle.decay import retention_many
+from mnemolayer.lifecycle.decay import reinforce, retention_many
 from mnemolayer.models import MemoryKind, new_id
 
 GREETING = "hi"
@@ -624,3 +625,48 @@ def test_batch_retention_matches_one_at_a_time(mem: Memory, clock: Any) -> None:
     single = [retention(r, mem.now()) for r in stored]
     assert batch.tolist() == pytest.approx(single, rel=1e-12)
     assert batch[1] == 1.0 and len(set(batch.tolist())) == 3
+
+
+def test_concurrent_writers_never_count_an_access_twice_nor_lose_one(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two threads flushing at once, or a flush beside a write transaction that takes the
+    waiting accesses along: each access is written exactly once. A flush that returns
+    True has every access counted before it committed, also those another thread was
+    writing; a write transaction that fails gives its accesses back."""
+    [tea] = mem.add(TEA, user_id="u")
+    store = mem.store
+    real = type(store)._apply_access
+    slow = threading.Event()
+
+    def slowed(c: Any, batch: Any, users: Any) -> None:
+        real(c, batch, users)
+        if slow.is_set():
+            time.sleep(0.3)  # the other flush runs meanwhile
+
+    monkeypatch.setattr(type(store), "_apply_access", staticmethod(slowed))
+    bump = lambda rec: reinforce(rec, mem.now(), mem.lifecycle).as_changes()  # noqa: E731
+    for _ in range(3):
+        store.record_access([tea.id], bump, user_id="u", flush_size=10**6, flush_after_s=3600)
+    slow.set()
+    results: list[bool] = []
+    first = threading.Thread(target=lambda: results.append(store.flush_access(wait_s=5)))
+    first.start()
+    time.sleep(0.1)  # the first flush holds its accesses, writing
+    assert store.flush_access(wait_s=5)  # waits for the first one's commit
+    assert mem.store.read("SELECT access_count FROM memories WHERE id = ?", (tea.id,))[0][0] == 3
+    first.join()
+    assert results == [True]
+    slow.clear()
+    assert mem.get(tea.id).access_count == 3  # not 6
+
+    # A write transaction that fails after taking the accesses along gives them back.
+    store.record_access([tea.id], bump, user_id="u", flush_size=10**6, flush_after_s=3600)
+
+    def fail(c: Any) -> None:
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        store.transact(fail)
+    assert len(store.access_log) == 1
+    assert mem.get(tea.id).access_count == 4

@@ -63,6 +63,10 @@ class Engine(abc.ABC):
         """Called after a :meth:`transact` transaction committed, with what
         :meth:`_before_write` returned in it."""
 
+    def _after_rollback(self, token: object) -> None:  # noqa: B027 (a hook: nothing by default)
+        """Called when a :meth:`transact` transaction failed and was rolled back, with
+        what :meth:`_before_write` returned in it (``None`` if it was not reached)."""
+
     @abc.abstractmethod
     def truncate_log(self) -> bool:
         """Make sure no old page version stays in a write-ahead log the engine keeps

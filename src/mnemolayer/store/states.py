@@ -38,6 +38,12 @@ class AccessLog:
     The latest update stands for all of a record's waiting accesses: reinforcement
     (:func:`~mnemolayer.lifecycle.decay.reinforce`) moves ``last_accessed_at`` to the
     latest access, so applying it once per access gives what one write per search gave.
+
+    A write takes what waits (:meth:`take`): the taken accesses are in flight, out of
+    what the next writer takes, until the write commits (:meth:`done`) or fails
+    (:meth:`restore`, they wait again). So two writers in one process, a flush and a
+    write transaction or two flushes from two threads, never write the same accesses
+    twice. Ranking sees waiting and in-flight accesses alike (:meth:`snapshot`).
     """
 
     #: Records kept waiting at most; past it, new accesses of other records are dropped
@@ -46,17 +52,23 @@ class AccessLog:
 
     def __init__(self) -> None:
         self._waiting: dict[str, tuple[int, AccessUpdateFn]] = {}
+        self._inflight: dict[int, dict[str, tuple[int, AccessUpdateFn]]] = {}
+        self._tokens = 0
         #: Whose each waiting record is, where the caller said: the write then filters
         #: by user too (one shard on a store sharded by user).
         self._users: dict[str, str] = {}
         self._since: float | None = None
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)  # notified as writes end
         self.dropped = 0
+        #: How many failed writes gave their accesses back (:meth:`restore`).
+        self.restores = 0
         #: What :meth:`reinforced` computed, by (stored state, accesses, update): a
         #: record keeps waiting across many searches, each of which reads it again.
         self._memo: dict[tuple[AccessState, int, AccessUpdateFn], AccessState] = {}
 
     def __len__(self) -> int:
+        """Records whose accesses wait to be taken (in-flight ones not counted)."""
         return len(self._waiting)
 
     def add(self, ids: Sequence[str], update: AccessUpdateFn, user_id: str | None = None) -> None:
@@ -100,24 +112,64 @@ class AccessLog:
         return done
 
     def snapshot(self) -> dict[str, tuple[int, AccessUpdateFn]]:
+        """Every access not yet committed, in flight or waiting: id → (accesses, the
+        latest update)."""
         with self._lock:
-            return dict(self._waiting)
+            if not self._inflight:
+                return dict(self._waiting)
+            out: dict[str, tuple[int, AccessUpdateFn]] = {}
+            for batch in (*self._inflight.values(), self._waiting):
+                for mid, (times, update) in batch.items():
+                    out[mid] = (out.get(mid, (0, update))[0] + times, update)
+            return out
 
-    def written(self, batch: Mapping[str, tuple[int, AccessUpdateFn]]) -> None:
-        """Forget the accesses of ``batch`` (committed); ones counted since stay."""
+    def take(self) -> tuple[int, dict[str, tuple[int, AccessUpdateFn]]]:
+        """Take what waits, to write it: ``(token, batch)``; pass the token to
+        :meth:`done` once the write committed, or to :meth:`restore` if it failed."""
         with self._lock:
-            for mid, (times, _) in batch.items():
-                left = self._waiting.get(mid, (0, None))[0] - times
-                if left > 0:
-                    self._waiting[mid] = (left, self._waiting[mid][1])
-                else:
-                    self._waiting.pop(mid, None)
+            batch, self._waiting, self._since = self._waiting, {}, None
+            self._tokens += 1
+            if batch:
+                self._inflight[self._tokens] = batch
+            return self._tokens, batch
+
+    def done(self, token: int) -> None:
+        """The write of ``token``'s batch committed: forget it."""
+        with self._lock:
+            batch = self._inflight.pop(token, None)
+            if batch is None:
+                return
+            for mid in batch:
+                if mid not in self._waiting and not any(mid in b for b in self._inflight.values()):
                     self._users.pop(mid, None)
             self._memo.clear()
-            if not self._waiting:
-                self._since = None
-            else:
+            self._settled.notify_all()
+
+    def settled(self, token: int, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s`` seconds) until no batch taken before ``token`` is
+        in flight: whether every access counted before it was committed or waits again."""
+        with self._lock:
+            return self._settled.wait_for(
+                lambda: all(t >= token for t in self._inflight), timeout=max(timeout_s, 0.0)
+            )
+
+    def restore(self, token: int) -> None:
+        """The write of ``token``'s batch failed: its accesses wait again (with any
+        counted since, whose update is the later one)."""
+        with self._lock:
+            batch = self._inflight.pop(token, None)
+            if not batch:
+                return
+            self.restores += 1
+            for mid, (times, update) in batch.items():
+                later = self._waiting.get(mid)
+                self._waiting[mid] = (
+                    (times + later[0], later[1]) if later is not None else (times, update)
+                )
+            if self._since is None:
                 self._since = time.monotonic()
+            self._memo.clear()
+            self._settled.notify_all()
 
 
 class StatesSQL(RecordsSQL):
@@ -226,36 +278,48 @@ class StatesSQL(RecordsSQL):
         return log
 
     def flush_access(self, *, wait_s: float = 0.1) -> bool:
-        """Write the accesses waiting in :attr:`access_log` in one short transaction.
+        """Write the accesses waiting in :attr:`access_log` in one short transaction,
+        and wait (up to ``wait_s`` more) for those another thread of this process took
+        to write before this call.
 
         Returns:
-            ``True`` when none is left waiting; ``False`` when the store was busy or
-            failed for ``wait_s`` seconds (they stay for the next flush).
+            ``True`` when every access counted before the call is committed; ``False``
+            when the store was busy or failed for ``wait_s`` seconds (the accesses wait
+            for the next flush).
         """
         log = self.access_log
-        if not log or self.read_only:
+        if self.read_only:
             return not log
-        batch = log.snapshot()
-        users = log.users(list(batch))
-        if not self._write_briefly(wait_s, lambda c: self._apply_access(c, batch, users)):
-            return False
-        log.written(batch)
-        return True
+        restored = log.restores
+        token, batch = log.take()
+        if batch:
+            users = log.users(list(batch))
+            if not self._write_briefly(wait_s, lambda c: self._apply_access(c, batch, users)):
+                log.restore(token)
+                return False
+            log.done(token)
+        # What another thread took before this call (a flush, a write transaction) is
+        # written by it: wait for that too, so that a read after this sees every count.
+        return log.settled(token, wait_s) and log.restores == restored
 
     def _before_write(self, c: Any) -> object:
         """At the start of each write transaction (the engine's ``transact``): the
-        waiting accesses are written in it, so that they cost no transaction of their
-        own; the returned batch is forgotten once the transaction commits."""
+        waiting accesses are taken and written in it, so that they cost no transaction
+        of their own; they are forgotten once it commits, and wait again if it fails."""
         log = self.__dict__.get("_access_log")
         if not log:
             return None
-        batch = log.snapshot()
+        token, batch = log.take()
         self._apply_access(c, batch, log.users(list(batch)))
-        return batch
+        return token
 
     def _after_commit(self, token: object) -> None:
-        if token is not None:
-            self.access_log.written(token)  # type: ignore[arg-type]
+        if isinstance(token, int):
+            self.access_log.done(token)
+
+    def _after_rollback(self, token: object) -> None:
+        if isinstance(token, int):
+            self.access_log.restore(token)
 
     @staticmethod
     def _apply_access(

@@ -369,9 +369,14 @@ class PostgresConnection(Engine):
         """Run ``fn(conn)`` in one write transaction; errors mapped, conflicts retried."""
 
         def once() -> T:
-            with self.write() as c:
-                token = self._before_write(c)
-                out = fn(c)
+            token = None
+            try:
+                with self.write() as c:
+                    token = self._before_write(c)
+                    out = fn(c)
+            except BaseException:
+                self._after_rollback(token)
+                raise
             self._after_commit(token)
             return out
 
