@@ -256,3 +256,43 @@ def test_vectors_load_in_pages_in_key_order(pg_url: str) -> None:
         assert store.load_vectors("nobody", dim)[1].shape == (0, dim)
         with pytest.raises(StoreError, match="dimension"):
             store.load_vectors("u", dim + 1)
+
+
+def test_a_due_access_flush_does_not_hold_up_the_search(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a search that finds the access counts due for writing hands the
+    write to the store's flush thread (a pooled connection of its own) and returns; a
+    read of the record waits for it, and closing the store ends the thread."""
+    import time
+
+    from mnemolayer.config import RetrievalConfig
+
+    server_busy = threading.Event()
+    real = PostgresStore._write_briefly
+
+    def slow_server(self: PostgresStore, wait_s: float, fn: Any) -> bool:
+        server_busy.wait(10)
+        return real(self, wait_s, fn)
+
+    monkeypatch.setattr(PostgresStore, "_write_briefly", slow_server)
+    mem = Memory(
+        pg_url, embedder="hashing", extractor=None,
+        retrieval=RetrievalConfig(access_flush_size=1),
+    )  # fmt: skip
+    try:
+        [rec] = mem.add("The red bike is in the garage", user_id="u")
+        started = time.monotonic()
+        for _ in range(3):
+            assert mem.search("red bike", user_id="u")[0].id == rec.id
+        assert time.monotonic() - started < 5  # no search waited for the (held) write
+        assert len(mem.store.access_log) == 1  # one record, three accesses, not written yet
+        assert any(t.name == "mnemolayer-access-flush" for t in threading.enumerate())
+        server_busy.set()
+        assert mem.get(rec.id, user_id="u").access_count == 3
+        assert not mem.store.access_log
+    finally:
+        server_busy.set()
+        mem.close()
+    flusher = mem.store.__dict__.get("_flusher")
+    assert flusher is None  # stopped and dropped by close

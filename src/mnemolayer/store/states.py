@@ -4,11 +4,12 @@ merging, consolidating, and releasing links to deleted records."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from mnemolayer.models import MemoryRecord
 from mnemolayer.store.records import RecordsSQL
@@ -16,6 +17,9 @@ from mnemolayer.store.rows import COLUMNS, TIME_FIELDS, AccessState, RankSignals
 from mnemolayer.store.txn import Txn
 
 __all__ = ["AccessLog", "StatesSQL"]
+
+_log = logging.getLogger(__name__)
+_FLUSHER_LOCK = threading.Lock()
 
 #: How a search reinforces one record (:func:`mnemolayer.lifecycle.decay.reinforce`).
 AccessUpdateFn = Callable[[AccessState], Mapping[str, Any]]
@@ -68,8 +72,11 @@ class AccessLog:
         self._memo: dict[tuple[AccessState, int, AccessUpdateFn], AccessState] = {}
 
     def __len__(self) -> int:
-        """Records whose accesses wait to be taken (in-flight ones not counted)."""
-        return len(self._waiting)
+        """Records with accesses not yet committed (waiting or in flight)."""
+        with self._lock:
+            if not self._inflight:
+                return len(self._waiting)
+            return len(set(self._waiting).union(*self._inflight.values()))
 
     def add(self, ids: Sequence[str], update: AccessUpdateFn, user_id: str | None = None) -> None:
         with self._lock:
@@ -172,8 +179,50 @@ class AccessLog:
             self._settled.notify_all()
 
 
+class _AccessFlusher:
+    """A daemon thread that runs ``flush`` each time it is asked (:meth:`request`),
+    once at a time; requests made while it flushes are served by one more flush."""
+
+    def __init__(self, flush: Callable[[], object]) -> None:
+        self._flush = flush
+        self._wake = threading.Event()
+        self._stopped = False
+        self._thread = threading.Thread(
+            target=self._run, name="mnemolayer-access-flush", daemon=True
+        )
+        self._thread.start()
+
+    def request(self) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            if self._stopped:
+                return
+            self._wake.clear()
+            try:
+                self._flush()
+            except Exception:  # best-effort, as a flush in a search is
+                _log.warning("counting accesses in the background failed", exc_info=True)
+
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Let the flush in progress finish (at most ``timeout_s``) and end the thread."""
+        self._stopped = True
+        self._wake.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout_s)
+
+
 class StatesSQL(RecordsSQL):
     """Access counts, pins, archive, merges and consolidations of records."""
+
+    #: Whether a due flush of access counts runs in a thread of the store's own, so that
+    #: the search that finds it due does not wait for it: where a flush writes on a
+    #: connection of its own beside the searches' (PostgreSQL's pool: most of a flush
+    #: is waiting for the server). Off for SQLite, whose one connection a flush would
+    #: hold while the next search waits.
+    background_access_flush: ClassVar[bool] = False
 
     # -- access reinforcement, pinning and archiving -------------------------------------
 
@@ -213,8 +262,28 @@ class StatesSQL(RecordsSQL):
         log = self.access_log
         log.add(ids, update, user_id)
         if log.due(flush_size, flush_after_s):
-            self.flush_access(wait_s=wait_s)
+            if self.background_access_flush:
+                self._access_flusher(wait_s).request()
+            else:
+                self.flush_access(wait_s=wait_s)
         return True
+
+    def _access_flusher(self, wait_s: float) -> _AccessFlusher:
+        flusher: _AccessFlusher | None = self.__dict__.get("_flusher")
+        if flusher is None:
+            with _FLUSHER_LOCK:
+                flusher = self.__dict__.get("_flusher")
+                if flusher is None:
+                    flusher = _AccessFlusher(lambda: self.flush_access(wait_s=wait_s))
+                    self.__dict__["_flusher"] = flusher
+        return flusher
+
+    def stop_access_flusher(self) -> None:
+        """End the background flush thread, if one was started (its flush in progress
+        finishes first); what still waits is written by :meth:`flush_access`."""
+        flusher: _AccessFlusher | None = self.__dict__.pop("_flusher", None)
+        if flusher is not None:
+            flusher.stop()
 
     def rank_signals(
         self, rowids: Sequence[int], *, user_id: str | None = None

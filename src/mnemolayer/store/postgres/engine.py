@@ -424,6 +424,10 @@ class PostgresConnection(Engine):
         return True
 
     def close(self) -> None:
-        """Close the pool, when this store opened it (a shared database stays open)."""
+        """Close the pool, when this store opened it (a shared database stays open);
+        the background flush of access counts ends first."""
+        stop = getattr(self, "stop_access_flusher", None)
+        if callable(stop):
+            stop()
         if self._owns_database:
             self._database.close()

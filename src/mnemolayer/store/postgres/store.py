@@ -99,6 +99,10 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         ValidationError: a malformed ``pool_max``, ``hnsw`` or ``tenant`` (field ``db``).
     """
 
+    #: A due flush of access counts writes from a thread of its own, on a pooled
+    #: connection (:attr:`~mnemolayer.store.states.StatesSQL.background_access_flush`).
+    background_access_flush = True
+
     def __init__(
         self,
         url: str,
