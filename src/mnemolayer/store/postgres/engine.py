@@ -296,6 +296,33 @@ class PostgresConnection(Engine):
             setattr(raw, _SESSION_TENANT, self.tenant)
             return list(cur.fetchall())
 
+    def _copy_out(self, sql: str, params: Sequence[Any] = ()) -> bytes:
+        """What ``COPY (...) TO STDOUT`` statement ``sql`` (psycopg's dialect, bound on
+        the client) writes, as bytes, as this store's tenant: in this thread's write
+        transaction when there is one, else on a pooled connection whose session names
+        the tenant (as :meth:`_rows_of`)."""
+
+        def run(raw: Any) -> bytes:
+            out = bytearray()
+            with raw.cursor() as cur, cur.copy(sql, params) as copy:
+                for part in copy:  # a row at a time, as libpq hands them over
+                    out += part
+            return bytes(out)
+
+        current = getattr(self._local, "conn", None)
+        if current is not None:
+            return run(current)
+        with self._pooled() as raw:
+            if getattr(raw, _SESSION_TENANT, None) != self.tenant:
+                _forget_session_tenant(raw)
+                raw.execute(_SET_SESSION_TENANT, (self.tenant,))
+                setattr(raw, _SESSION_TENANT, self.tenant)
+            try:
+                return run(raw)
+            except BaseException:
+                _forget_session_tenant(raw)
+                raise
+
     @contextlib.contextmanager
     def _tenant_transaction(self, raw: Any) -> Iterator[Any]:
         """A transaction on ``raw`` with this store's tenant set for it alone."""
