@@ -13,8 +13,8 @@ names what breaks that rule. It is generic over the distribution columns
 distributed by ``user_id`` and a tenant says so by listing both.
 
 As a pytest plugin (``-p citus_audit --citus-audit=REPORT.json``) it records every
-statement mnemolayer's code sends to PostgreSQL during the run (``psycopg.Cursor.execute``
-and ``executemany``, after the store's SQLite dialect was translated: what the server
+statement mnemolayer's code sends to PostgreSQL during the run (``psycopg.Cursor.execute``,
+``executemany`` and ``copy``, after the store's SQLite dialect was translated: what the server
 receives), audits each distinct one, writes a JSON report and fails the session when a
 statement breaks the rule and is not a listed exception (:data:`MULTI_SHARD`: explicit
 admin operations that Citus runs as multi-shard queries, and :data:`BY_ID_ALONE`).
@@ -259,6 +259,8 @@ class _Audit:
             self.check(scope, [getattr(stmt, "targetList", None), stmt.whereClause])
         elif kind == "InsertStmt":
             self.insert(stmt, outer, ctes)
+        elif kind == "CopyStmt" and stmt.query is not None:  # COPY (SELECT ...) TO STDOUT
+            self.statement(stmt.query, outer, ctes)
 
     def insert(self, stmt: Any, outer: _Scope | None, ctes: frozenset[str]) -> None:
         table = stmt.relation.relname
@@ -479,8 +481,15 @@ class Recorder:
             recorder.record(query)
             return executemany(cur, query, *args, **kwargs)
 
+        copy = psycopg.Cursor.copy
+
+        def rec_copy(cur: Any, statement: Any, *args: Any, **kwargs: Any) -> Any:
+            recorder.record(statement)
+            return copy(cur, statement, *args, **kwargs)
+
         mp.setattr(psycopg.Cursor, "execute", rec_execute)
         mp.setattr(psycopg.Cursor, "executemany", rec_executemany)
+        mp.setattr(psycopg.Cursor, "copy", rec_copy)
 
     def report(self) -> dict[str, Any]:
         """The audit of every recorded statement: ``{"statements": [...], "failures":

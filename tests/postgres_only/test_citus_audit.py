@@ -50,6 +50,8 @@ AUDITED = [
         "SELECT value FROM meta WHERE key = $1",
         "SELECT rows, tokens FROM fts_totals WHERE id = 1",
         "SELECT a FROM memories WHERE user_id = $1 UNION ALL SELECT b FROM facts WHERE user_id = $2",
+        "COPY (SELECT memory_rowid, chunk, vector FROM vectors WHERE user_id = $1) "
+        "TO STDOUT (FORMAT BINARY)",
     ],
 )
 def test_single_shard_statements_pass(sql: str) -> None:
@@ -80,6 +82,7 @@ def test_single_shard_statements_pass(sql: str) -> None:
         ),
         ("SELECT COUNT(*) FROM memories", "memories: not filtered by user_id"),
         ("INSERT INTO memories_fts (rowid, terms) VALUES ($1, $2)", "gives no user_id"),
+        ("COPY (SELECT vector FROM vectors) TO STDOUT", "vectors: not filtered by user_id"),
     ],
 )
 def test_statements_that_fan_out_or_join_across_shards_fail(sql: str, problem: str) -> None:
