@@ -639,8 +639,8 @@ def test_concurrent_writers_never_count_an_access_twice_nor_lose_one(
     real = type(store)._apply_access
     slow = threading.Event()
 
-    def slowed(c: Any, batch: Any, users: Any) -> None:
-        real(c, batch, users)
+    def slowed(c: Any, batch: Any, users: Any, *more: Any) -> None:
+        real(c, batch, users, *more)
         if slow.is_set():
             time.sleep(0.3)  # the other flush runs meanwhile
 
@@ -670,3 +670,51 @@ def test_concurrent_writers_never_count_an_access_twice_nor_lose_one(
         store.transact(fail)
     assert len(store.access_log) == 1
     assert mem.get(tea.id).access_count == 4
+
+
+def test_a_write_that_fails_while_writing_the_counts_gives_them_back(
+    mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The waiting counts fail to be written inside a write transaction (the server
+    went away mid-statement, say): the transaction fails, the counts wait again, nothing
+    stays half-taken, and the next flush writes each once without waiting on them."""
+    [tea] = mem.add(TEA, user_id="u")
+    store = mem.store
+    bump = lambda rec: reinforce(rec, mem.now(), mem.lifecycle).as_changes()  # noqa: E731
+    store.record_access([tea.id], bump, user_id="u", flush_size=10**6, flush_after_s=3600)
+    real = type(store)._apply_access
+    calls = {"n": 0}
+
+    def fails_once(*args: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise RuntimeError("lost the server mid-write")
+        real(*args)
+
+    monkeypatch.setattr(type(store), "_apply_access", staticmethod(fails_once))
+    with pytest.raises(Exception, match="lost the server"):
+        mem.add("I like oolong too", user_id="u")
+    assert len(store.access_log) == 1 and store.access_log.snapshot()[tea.id][0] == 1
+    started = time.monotonic()
+    assert store.flush_access(wait_s=2)
+    assert time.monotonic() - started < 1  # nothing in flight to wait for
+    assert mem.get(tea.id).access_count == 1 and not store.access_log
+
+
+@pytest.mark.parametrize("update_from", [True, False])
+def test_counts_are_written_alike_with_and_without_update_from(
+    mem: Memory, update_from: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One ``UPDATE ... FROM (VALUES ...)`` per 200 records, or (an SQLite before 3.33)
+    one ``UPDATE`` per record: the same counts, also past one statement's 200."""
+    monkeypatch.setattr(type(mem.store), "update_from_values", update_from)
+    records = mem.add([f"note {i} about the garden" for i in range(450)], user_id="u")
+    bump = lambda rec: reinforce(rec, mem.now(), mem.lifecycle).as_changes()  # noqa: E731
+    for times in (1, 2):
+        ids = [r.id for r in records[: 150 * times + 150]]
+        mem.store.record_access(ids, bump, user_id="u", flush_size=10**6, flush_after_s=3600)
+    assert mem.store.flush_access(wait_s=5)
+    counts = {r.id: mem.get(r.id).access_count for r in records[::50]}
+    assert counts == {
+        r.id: (2 if i < 300 else 1 if i < 450 else 0) for i, r in enumerate(records) if i % 50 == 0
+    }

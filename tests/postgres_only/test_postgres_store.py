@@ -285,6 +285,7 @@ def test_a_due_access_flush_does_not_hold_up_the_search(
         assert len(mem.store.access_log) == 1  # one record, three accesses, not written yet
         assert any(t.name == "mnemolayer-access-flush" for t in threading.enumerate())
         server_busy.set()
+        assert mem.store.flush_access(wait_s=10)  # the flush thread's write, awaited
         assert mem.get(rec.id, user_id="u").access_count == 3
         assert not mem.store.access_log
     finally:
@@ -292,3 +293,18 @@ def test_a_due_access_flush_does_not_hold_up_the_search(
         mem.close()
     flusher = mem.store.__dict__.get("_flusher")
     assert flusher is None  # stopped and dropped by close
+
+
+def test_vectors_load_inside_a_write_transaction(pg_url: str) -> None:
+    """A write transaction runs in pipeline mode, where psycopg refuses COPY: the load
+    reads the rows there instead, the same arrays, its own uncommitted writes included."""
+    with Memory(pg_url, embedder="hashing", extractor=None) as mem:
+        store = mem.store
+        assert isinstance(store, PostgresStore)
+        mem.add([f"note {i}" for i in range(12)], user_id="u")
+        dim = mem.embedder.dim
+        outside = store.load_vectors("u", dim)
+        inside = store.transact(lambda c: store.load_vectors("u", dim))
+        assert np.array_equal(outside[0], inside[0]) and np.array_equal(outside[1], inside[1])
+        with pytest.raises(StoreError, match="dimension"):
+            store.transact(lambda c: store.load_vectors("u", dim + 1))

@@ -129,6 +129,8 @@ class CandidateFinder:
         all but these, ``None`` all of the user's."""
         scope = req.scope
         by_kind = scope.kinds is not None and scope == Scope(scope.user_id, kinds=scope.kinds)
+        # The kind map first: a record written after it is left out, never let in unchecked.
+        kinds = self.vectors.kind_rowids(scope.user_id) if by_kind else {}
         allowed = self.store.recall_allowed(
             Scope(scope.user_id) if by_kind else scope,
             now=req.now,
@@ -140,7 +142,6 @@ class CandidateFinder:
             # per generation) less the inactive ones, instead of reading every record in
             # scope per search. A record added since that generation is left out, as
             # vector search leaves it out until it reloads.
-            kinds = self.vectors.kind_rowids(scope.user_id)
             wanted = [kinds[k] for k in dict.fromkeys(scope.kinds or ()) if k in kinds]
             ids = np.concatenate(wanted) if wanted else np.empty(0, dtype=np.int64)
             if allowed is not None:

@@ -271,6 +271,8 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         Raises:
             StoreError: the stored vectors do not have dimension ``dim``.
         """
+        if getattr(self._local, "conn", None) is not None:
+            return self._vectors_in_transaction(user_id, dim)
         data = self._guard(
             lambda: self._copy_out(
                 "COPY (SELECT memory_rowid, chunk, vector FROM vectors WHERE user_id = %s) "
@@ -284,6 +286,30 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
                 f"{self.path}: stored vectors do not have dimension {dim}; run `mnemolayer reindex`"
             )
         return loaded
+
+    def _vectors_in_transaction(self, user_id: str, dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`load_vectors` inside this thread's write transaction, which runs in
+        pipeline mode, where psycopg refuses ``COPY``: a row per vector, read binary."""
+        rows = self._guard(
+            lambda: self._rows_of(
+                "SELECT memory_rowid, vector FROM vectors WHERE user_id = %s "
+                "ORDER BY memory_rowid, chunk",
+                (user_id,),
+                binary=True,
+            )
+        )
+        if not rows:
+            return np.empty(0, dtype=np.int64), np.empty((0, dim), dtype=np.float32)
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        try:
+            matrix = np.stack([_array(r[1]) for r in rows])
+        except ValueError:
+            matrix = np.empty(0, dtype=np.float32)
+        if matrix.ndim != 2 or matrix.shape[1] != dim:
+            raise StoreError(
+                f"{self.path}: stored vectors do not have dimension {dim}; run `mnemolayer reindex`"
+            )
+        return rowids, matrix
 
     def vector_search(
         self, user_id: str, query: np.ndarray, k: int, *, ef_search: int = 100

@@ -35,6 +35,7 @@ __all__ = ["AccessState", "RankSignals", "SQLiteStore", "iso", "parse_db_url"]
 
 # SQLite 3.34 (2020) allows several recursive SELECTs in one CTE (GraphStore.neighbors).
 _MULTI_ARM_CTE = sqlite3.sqlite_version_info >= (3, 34, 0)
+_UPDATE_FROM = sqlite3.sqlite_version_info >= (3, 33, 0)
 
 
 def parse_db_url(path: str | os.PathLike[str]) -> str:
@@ -82,6 +83,9 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
             ``entities``; history contents and metadata; the keyword index holds blind
             terms and ``content_hash`` is a keyed hash (:mod:`mnemolayer.crypto.cipher`).
     """
+
+    #: ``UPDATE ... FROM`` came with SQLite 3.33 (access counts: one statement per 200).
+    update_from_values = _UPDATE_FROM
 
     # -- encryption ----------------------------------------------------------------------
 
