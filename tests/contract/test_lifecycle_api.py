@@ -639,12 +639,12 @@ def test_concurrent_writers_never_count_an_access_twice_nor_lose_one(
     real = type(store)._apply_access
     slow = threading.Event()
 
-    def slowed(c: Any, batch: Any, users: Any, *more: Any) -> None:
-        real(c, batch, users, *more)
+    def slowed(self: Any, c: Any, batch: Any, users: Any) -> None:
+        real(self, c, batch, users)
         if slow.is_set():
             time.sleep(0.3)  # the other flush runs meanwhile
 
-    monkeypatch.setattr(type(store), "_apply_access", staticmethod(slowed))
+    monkeypatch.setattr(type(store), "_apply_access", slowed)
     bump = lambda rec: reinforce(rec, mem.now(), mem.lifecycle).as_changes()  # noqa: E731
     for _ in range(3):
         store.record_access([tea.id], bump, user_id="u", flush_size=10**6, flush_after_s=3600)
@@ -685,13 +685,13 @@ def test_a_write_that_fails_while_writing_the_counts_gives_them_back(
     real = type(store)._apply_access
     calls = {"n": 0}
 
-    def fails_once(*args: Any) -> None:
+    def fails_once(self: Any, *args: Any) -> None:
         calls["n"] += 1
         if calls["n"] == 1:
             raise RuntimeError("lost the server mid-write")
-        real(*args)
+        real(self, *args)
 
-    monkeypatch.setattr(type(store), "_apply_access", staticmethod(fails_once))
+    monkeypatch.setattr(type(store), "_apply_access", fails_once)
     with pytest.raises(Exception, match="lost the server"):
         mem.add("I like oolong too", user_id="u")
     assert len(store.access_log) == 1 and store.access_log.snapshot()[tea.id][0] == 1

@@ -397,12 +397,7 @@ def rank_score(
     Raises:
         ValidationError: ``retention_value`` outside [0, 1] or ``score`` not finite.
     """
-    if not math.isfinite(score):
-        raise ValidationError("score", f"must be finite, got {score!r}")
-    if not 0.0 <= retention_value <= 1.0:
-        raise ValidationError("retention", f"must be in [0, 1], got {retention_value!r}")
-    w = (config or LifecycleConfig()).ranking_weight
-    return score * (1.0 - w + w * retention_value)
+    return float(rank_scores(np.array([score]), np.array([retention_value]), config)[0])
 
 
 def rank_scores(

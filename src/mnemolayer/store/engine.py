@@ -48,10 +48,33 @@ class Engine(abc.ABC):
         connection it gives runs SQLite-dialect statements (``execute``,
         ``executemany``), as ``Txn`` does."""
 
-    @abc.abstractmethod
     def transact(self, fn: Callable[[Txn], T]) -> T:
-        """Run ``fn(conn)`` in one write transaction; errors mapped, lock conflicts
-        retried from the start."""
+        """Run ``fn(conn)`` in one write transaction (:meth:`write`); errors mapped
+        (:meth:`_guard`), lock conflicts retried from the start (:meth:`_retry`), with
+        the :meth:`_before_write`, :meth:`_after_commit` and :meth:`_after_rollback`
+        hooks around each attempt."""
+
+        def once() -> T:
+            token = None
+            try:
+                with self.write() as c:
+                    token = self._before_write(c)
+                    out = fn(c)
+            except BaseException:
+                self._after_rollback(token)
+                raise
+            self._after_commit(token)
+            return out
+
+        return self._guard(lambda: self._retry(once))
+
+    @abc.abstractmethod
+    def _guard(self, fn: Callable[[], T]) -> T:
+        """Run ``fn`` mapping the driver's errors to mnemolayer's."""
+
+    @abc.abstractmethod
+    def _retry(self, fn: Callable[[], T]) -> T:
+        """Run ``fn``, again from the start on a lock conflict the engine retries."""
 
     def _before_write(self, c: Txn) -> object:
         """Called first inside each :meth:`transact` transaction; what it returns is

@@ -171,11 +171,9 @@ class StatesSQL(RecordsSQL):
         restored = log.restores
         token, batch = log.take()
         if batch:
-            users, many = log.users(list(batch)), self.update_from_values
+            users = log.users(list(batch))
             try:
-                written = self._write_briefly(
-                    wait_s, lambda c: self._apply_access(c, batch, users, many)
-                )
+                written = self._write_briefly(wait_s, lambda c: self._apply_access(c, batch, users))
             except BaseException:
                 log.restore(token)
                 raise
@@ -196,7 +194,7 @@ class StatesSQL(RecordsSQL):
             return None
         token, batch = log.take()
         try:
-            self._apply_access(c, batch, log.users(list(batch)), self.update_from_values)
+            self._apply_access(c, batch, log.users(list(batch)))
         except BaseException:
             log.restore(token)  # the transaction fails: the accesses wait again
             raise
@@ -210,12 +208,8 @@ class StatesSQL(RecordsSQL):
         if isinstance(token, int):
             self.access_log.restore(token)
 
-    @staticmethod
     def _apply_access(
-        c: Any,
-        batch: Mapping[str, tuple[int, AccessUpdateFn]],
-        users: Mapping[str, str],
-        update_from: bool = True,
+        self, c: Any, batch: Mapping[str, tuple[int, AccessUpdateFn]], users: Mapping[str, str]
     ) -> None:
         """Write ``batch`` (id → (accesses, update)) inside transaction ``c``: read each
         record's :class:`AccessState`, apply ``update`` once per access, write the result.
@@ -226,7 +220,7 @@ class StatesSQL(RecordsSQL):
             by_user.setdefault(users.get(mid), []).append(mid)
         for user_id, ids in by_user.items():
             mine, params = ("user_id = ? AND ", [user_id]) if user_id is not None else ("", [])
-            changes: list[Any] = []  # (count, accessed, importance, id) flattened
+            changes: list[tuple[Any, ...]] = []  # (count, accessed, importance, id)
             for start in range(0, len(ids), 500):
                 part = ids[start : start + 500]
                 rows = c.execute(
@@ -238,30 +232,27 @@ class StatesSQL(RecordsSQL):
                     state = reinforced_state(
                         AccessState(mid, imp, count, from_iso(accessed)), *batch[mid]
                     )
-                    changes += [
-                        state.access_count, iso(state.last_accessed_at), state.importance, mid
-                    ]  # fmt: skip
-            # One statement per chunk, not one per record: on PostgreSQL each statement
-            # is a round trip and a plan (256 records: 56 ms as single UPDATEs).
-            if not update_from:  # an SQLite before 3.33
+                    changes.append(
+                        (state.access_count, iso(state.last_accessed_at), state.importance, mid)
+                    )
+            if not self.update_from_values:  # an SQLite before 3.33: one per record
                 c.executemany(
                     "UPDATE memories SET access_count = ?, last_accessed_at = ?, importance = ? "
                     f"WHERE {mine}id = ?",
-                    [
-                        (*changes[i : i + 3], *params, changes[i + 3])
-                        for i in range(0, len(changes), 4)
-                    ],
+                    [(*change[:3], *params, change[3]) for change in changes],
                 )
                 continue
+            # One statement per 200 records, not one per record: on PostgreSQL each
+            # statement is a round trip and a plan.
             owner = "memories.user_id = ? AND " if user_id is not None else ""
-            for start in range(0, len(changes), 4 * 200):
-                part = changes[start : start + 4 * 200]
+            for start in range(0, len(changes), 200):
+                rows_of = changes[start : start + 200]
                 c.execute(
                     "UPDATE memories SET access_count = v.column1, last_accessed_at = v.column2, "
                     "importance = v.column3 "
-                    f"FROM (VALUES {', '.join(['(?, ?, ?, ?)'] * (len(part) // 4))}) AS v "
+                    f"FROM (VALUES {', '.join(['(?, ?, ?, ?)'] * len(rows_of))}) AS v "
                     f"WHERE {owner}memories.id = v.column4",
-                    [*part, *params],
+                    [*(x for change in rows_of for x in change), *params],
                 )
 
     #: The columns :meth:`set_state` may change.

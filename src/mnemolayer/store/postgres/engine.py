@@ -392,23 +392,6 @@ class PostgresConnection(Engine):
             finally:
                 self._local.conn = None
 
-    def transact(self, fn: Callable[[Any], T]) -> T:
-        """Run ``fn(conn)`` in one write transaction; errors mapped, conflicts retried."""
-
-        def once() -> T:
-            token = None
-            try:
-                with self.write() as c:
-                    token = self._before_write(c)
-                    out = fn(c)
-            except BaseException:
-                self._after_rollback(token)
-                raise
-            self._after_commit(token)
-            return out
-
-        return self._guard(lambda: self._retry(once))
-
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one read query and return all rows (inside this thread's write transaction
         when there is one, so that it sees its writes)."""

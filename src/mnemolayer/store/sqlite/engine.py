@@ -23,7 +23,6 @@ from mnemolayer.store.engine import Engine
 from mnemolayer.store.migrate import check_current, upgrade
 from mnemolayer.store.rows import from_iso, iso
 from mnemolayer.store.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
-from mnemolayer.store.txn import Txn
 
 __all__ = ["SQLiteConnection", "from_iso", "iso", "retry_locked"]
 
@@ -228,23 +227,6 @@ class SQLiteConnection(Engine):
         if self._conn.in_transaction:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
-
-    def transact(self, fn: Callable[[Txn], T]) -> T:
-        """Run ``fn(conn)`` in one write transaction; errors mapped, locks retried."""
-
-        def once() -> T:
-            token = None
-            try:
-                with self.write() as c:
-                    token = self._before_write(c)
-                    out = fn(c)
-            except BaseException:
-                self._after_rollback(token)
-                raise
-            self._after_commit(token)
-            return out
-
-        return self._guard(lambda: self._retry(once))
 
     def read(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one read query and return all rows."""
