@@ -47,7 +47,10 @@ from mnemolayer.store.rows import COLUMN_NAMES, TIME_FIELDS, from_iso, iso
 from mnemolayer.store.txn import Txn
 from mnemolayer.text.terms import tag_terms, user_term_tag
 
-__all__ = ["StoreCore"]
+__all__ = ["DOC_COUNT_TERMS", "StoreCore"]
+
+#: Most terms whose document counts a store keeps between searches.
+DOC_COUNT_TERMS = 50_000
 
 
 class StoreCore(Engine):
@@ -62,6 +65,9 @@ class StoreCore(Engine):
 
     crypto: FieldCipher | None = None
     _index_writes: int
+    #: Document counts per term (:meth:`term_doc_counts`) and the token they hold for.
+    _doc_counts: dict[str, int]
+    _doc_counts_token: tuple[int, int] | None
 
     # -- encryption ----------------------------------------------------------------------
 
@@ -205,14 +211,39 @@ class StoreCore(Engine):
         best first by the engine's own ranking: ``[(rowid, indexed terms)]``; only those
         whose record also satisfies ``where`` (over ``memories m``)."""
 
-    @abc.abstractmethod
     def term_doc_counts(
         self, terms: Sequence[str], *, user_id: str | None = None
     ) -> dict[str, int]:
         """How many records hold each term (terms as :meth:`blind_query_terms` gives
         them: a user's own); terms no record holds are absent. ``user_id``: whose terms
         they are, so that an engine may read that user's rows only (the counts are the
-        same: the terms carry the user's tag)."""
+        same: the terms carry the user's tag).
+
+        Counted by the engine (:meth:`_count_term_docs`) and kept until
+        :meth:`change_token` reads a new value: the searcher reads it before every
+        keyword search, so a count never outlives a change to the index, by this process
+        or another. At most :data:`DOC_COUNT_TERMS` terms are kept (all are dropped at
+        once past that)."""
+        cache = self._doc_counts  # this search's dict, even if a new token replaces it
+        wanted = [t for t in dict.fromkeys(terms) if t not in cache]
+        if wanted:
+            if len(cache) > DOC_COUNT_TERMS:
+                cache.clear()
+            counted = self._count_term_docs(wanted, user_id)
+            cache.update({t: counted.get(t, 0) for t in wanted})
+        return {t: n for t in dict.fromkeys(terms) if (n := cache.get(t, 0))}
+
+    def _token_seen(self, token: tuple[int, int]) -> tuple[int, int]:
+        """``token``, after dropping the cached document counts when it is new (each
+        engine's :meth:`change_token` returns through this)."""
+        if token != self._doc_counts_token:
+            self._doc_counts, self._doc_counts_token = {}, token
+        return token
+
+    @abc.abstractmethod
+    def _count_term_docs(self, terms: Sequence[str], user_id: str | None) -> dict[str, int]:
+        """:meth:`term_doc_counts` read from the index, uncached (terms no record holds
+        may be absent or 0)."""
 
     @abc.abstractmethod
     def text_stats(self, user_id: str | None = None) -> tuple[int, float]:

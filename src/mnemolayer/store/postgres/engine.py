@@ -202,6 +202,8 @@ class PostgresConnection(Engine):
         self.busy_timeout_s = busy_timeout_s
         self.read_only = database.read_only
         self._index_writes = 0
+        self._doc_counts: dict[str, int] = {}
+        self._doc_counts_token: tuple[int, int] | None = None
         self._local = threading.local()
         #: Whether vectors get pgvector HNSW indexes (URL option ``hnsw=on``).
         self.hnsw = database.hnsw

@@ -28,9 +28,6 @@ _MAX_LEXEME_BYTES = 2047
 class TsvectorIndex(StoreCore):
     """Keyword entries, matches and statistics from a ``tsvector`` GIN index."""
 
-    _stats: dict[str, int]
-    _stats_token: tuple[int, int] | None
-
     def _index_terms(self, c: Txn, rowid: int, user_id: str, terms: str, *, replace: bool) -> None:
         if replace:
             # An update, then an insert when there was no row: not ON CONFLICT DO UPDATE,
@@ -99,34 +96,18 @@ class TsvectorIndex(StoreCore):
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
-    def term_doc_counts(
-        self, terms: Sequence[str], *, user_id: str | None = None
-    ) -> dict[str, int]:
-        """How many records hold each term (terms are per user, as the index holds them:
-        :meth:`blind_query_terms`), from the GIN index; cached until :meth:`change_token`
-        reads a new value (the searcher reads it first in every keyword search, so the
-        cache is checked once per search, without a second round trip). With
-        ``user_id``, only that user's rows are read (one shard when sharded by user)."""
-        wanted = [t for t in dict.fromkeys(terms) if "df:" + t not in self._stats]
-        if wanted:
-            if len(self._stats) > 50_000:
-                self._stats.clear()
-            mine, user = ("user_id = ? AND ", [user_id]) if user_id is not None else ("", [])
-            counted = self.read(  # one round trip for every term, each through the index
-                " UNION ALL ".join(
-                    f"SELECT {i}, COUNT(*) FROM memories_fts WHERE {mine}tsv @@ CAST(? AS tsquery)"
-                    for i in range(len(wanted))
-                ),
-                [p for t in wanted for p in (*user, _lexeme(t))],
-            )
-            for i, n in counted:
-                self._stats["df:" + wanted[int(i)]] = int(n)
-        out: dict[str, int] = {}
-        for term in dict.fromkeys(terms):
-            n = self._stats.get("df:" + term, 0)
-            if n:
-                out[term] = n
-        return out
+    def _count_term_docs(self, terms: Sequence[str], user_id: str | None) -> dict[str, int]:
+        """From the GIN index, one round trip for every term; with ``user_id``, only that
+        user's rows are read (one shard when sharded by user)."""
+        mine, user = ("user_id = ? AND ", [user_id]) if user_id is not None else ("", [])
+        counted = self.read(
+            " UNION ALL ".join(
+                f"SELECT {i}, COUNT(*) FROM memories_fts WHERE {mine}tsv @@ CAST(? AS tsquery)"
+                for i in range(len(terms))
+            ),
+            [p for t in terms for p in (*user, _lexeme(t))],
+        )
+        return {terms[int(i)]: int(n) for i, n in counted}
 
     def text_stats(self, user_id: str | None = None) -> tuple[int, float]:
         """``(records, mean indexed terms per record)`` for BM25: the records of
@@ -147,15 +128,12 @@ class TsvectorIndex(StoreCore):
         """Changes when the indexed data changes, by any process: the store's index
         version (bumped with every user generation) and this process's own index writes."""
         rows = self.read("SELECT value FROM meta WHERE key = 'index_version'")
-        token = (int(rows[0][0]) if rows else 0), self._index_writes
-        if token != self._stats_token:  # the cached term counts are stale
-            self._stats, self._stats_token = {}, token
-        return token
+        return self._token_seen(((int(rows[0][0]) if rows else 0), self._index_writes))
 
     def _index_changed(self, c: Txn) -> None:
         """Advance the store's index version (read by :meth:`change_token`), so that
         every process sees that the keyword index changed."""
-        self._stats.clear()
+        self._doc_counts.clear()
         c.execute(
             "INSERT INTO meta VALUES ('index_version', '1') ON CONFLICT (key) DO UPDATE "
             "SET value = CAST(CAST(meta.value AS BIGINT) + 1 AS TEXT)"

@@ -112,8 +112,6 @@ class PostgresStore(PostgresConnection, TsvectorIndex, SQLStore):
         database: PostgresDatabase | None = None,
         tenant: str | None = None,
     ) -> None:
-        self._stats: dict[str, int] = {}
-        self._stats_token: tuple[int, int] | None = None
         self._vector_dims: set[int] = set()
         super().__init__(
             url, busy_timeout_s=busy_timeout_s, read_only=read_only, database=database,

@@ -62,6 +62,8 @@ class SQLiteConnection(Engine):
         self.busy_timeout_s = busy_timeout_s
         self._lock = threading.RLock()
         self._index_writes = 0
+        self._doc_counts: dict[str, int] = {}
+        self._doc_counts_token: tuple[int, int] | None = None
         self._checkpointer = WalCheckpointer(path)
         self.read_only = self._decide_read_only(read_only)
         self._check_file_header()

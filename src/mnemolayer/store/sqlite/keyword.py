@@ -78,14 +78,8 @@ class FTS5Index(StoreCore):
         )
         return [(int(r[0]), str(r[1])) for r in rows]
 
-    def term_doc_counts(
-        self, terms: Sequence[str], *, user_id: str | None = None
-    ) -> dict[str, int]:
-        """How many records hold each term (from the FTS5 vocabulary): terms as
-        :meth:`blind_query_terms` gives them are per user, so these are the user's
-        (``user_id`` is not needed here)."""
-        if not terms:
-            return {}
+    def _count_term_docs(self, terms: Sequence[str], user_id: str | None) -> dict[str, int]:
+        """From the FTS5 vocabulary (terms are per user, so ``user_id`` is not needed)."""
         rows = self.read(
             f"SELECT term, doc FROM memories_fts_vocab WHERE term IN ({','.join('?' * len(terms))})",
             list(terms),

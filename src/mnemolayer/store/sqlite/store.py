@@ -225,7 +225,7 @@ class SQLiteStore(SQLiteConnection, FTS5Index, SQLStore):
         ``data_version``) or by this one (keyword index writes; access counts don't count)."""
         with self._lock:
             version = self._conn.execute("PRAGMA data_version").fetchone()[0]
-            return int(version), self._index_writes
+            return self._token_seen((int(version), self._index_writes))
 
     def _write_briefly(self, wait_s: float, fn: Callable[[Txn], None]) -> bool:
         """``BEGIN IMMEDIATE`` with the busy timeout lowered to ``wait_s`` for this one
