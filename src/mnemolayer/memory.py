@@ -251,6 +251,7 @@ class Memory:
         self._maintenance = Maintenance(
             store, semantic, lifecycle, embedder, now, guard.require, enricher.complete
         )
+        writer.expire_due = self._maintenance.expire_due
         self._erasure = Erasure(
             store, semantic, self.sessions, searcher, self._procedural.task_vectors,
             self.keyring, now,

@@ -78,6 +78,7 @@ from mnemolayer.errors import StoreError, ValidationError
 from mnemolayer.lifecycle.config import LifecycleConfig
 from mnemolayer.lifecycle.consolidate import consolidate_step
 from mnemolayer.lifecycle.decay import as_accessed, forgetting_action
+from mnemolayer.lifecycle.expiry import effective_expires_at, is_expired
 from mnemolayer.lifecycle.merge import merge_step
 from mnemolayer.lifecycle.passes import ACTIONS, MaintenanceOptions, Pass, UserMaintenance
 from mnemolayer.lifecycle.purge import purge_step
@@ -412,3 +413,24 @@ class Maintenance:
             StoreError: the store is read-only (unless ``dry_run``).
         """
         return maintain(self, user_id=user_id, now=now, dry_run=dry_run, options=options)
+
+    def expire_due(self, user_id: str, records: list[MemoryRecord]) -> bool:
+        """Run the expiry step for ``user_id`` (as :meth:`maintain` does: ``EXPIRE``
+        events, the facts only the expired memories stated go too) when any of
+        ``records`` has expired at the clock's now (unpinned, past its own
+        ``expires_at`` or its kind's TTL). An add whose words match an expired memory
+        calls it, so that they are stored anew instead of the expired record coming
+        back. Returns whether any of ``records`` had expired."""
+        now = self.clock()
+        due = any(
+            not r.pinned and is_expired(effective_expires_at(r, self.lifecycle), now)
+            for r in records
+        )
+        if due:
+            p = Pass(
+                store=self.store, semantic=self.semantic, config=self.lifecycle,
+                options=MaintenanceOptions(), user_id=user_id, now=now, dry_run=False,
+                embedder=self.embedder, report=UserMaintenance(user_id=user_id),
+            )  # fmt: skip
+            _expire(p)
+        return due

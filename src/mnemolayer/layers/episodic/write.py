@@ -32,6 +32,7 @@ from mnemolayer.layers.episodic.added import AddResult, SkippedMessage
 from mnemolayer.layers.episodic.capture import embed_or_defer, with_pending
 from mnemolayer.layers.episodic.model import EmbeddingGuard
 from mnemolayer.layers.episodic.read import get_record
+from mnemolayer.layers.episodic.repeats import restatements
 from mnemolayer.layers.semantic.apply import Pending, SemanticLayer
 from mnemolayer.lifecycle.importance import ImportanceEstimator
 from mnemolayer.lifecycle.states import KIND_IMPORTANCE_FLOOR
@@ -109,6 +110,10 @@ class EpisodicWriter:
         self.clock = clock
         self.guard = guard
         self.deferred: Callable[[], None] | None = None
+        #: Deletes the user's expired memories when any of these has expired (the facade
+        #: wires maintenance's expiry step): words said again after their memory
+        #: expired are stored anew, whether or not maintenance ran.
+        self.expire_due: Callable[[str, list[MemoryRecord]], bool] | None = None
 
     def add(
         self,
@@ -175,7 +180,9 @@ class EpisodicWriter:
         Returns:
             The records in message order, as an :class:`~mnemolayer.AddResult` (a list).
             Idempotent: a message whose normalised content, speaker, kind and scope match
-            an existing record returns that record unchanged. Session-only and permanent
+            an existing record returns that record unchanged (unless it has expired: then
+            the expired memories go, as :meth:`maintain` deletes them, and the message is
+            stored anew with its own time and expiry). Session-only and permanent
             records are matched apart: the same text added both ways is stored twice, and
             only the session-only copy goes when the session ends (see
             :func:`mnemolayer.models.message_hash`). A matching record keeps its own
@@ -373,7 +380,10 @@ class EpisodicWriter:
             else set()
         )
         live = [r for r in records if _identity(r) not in dead]
-        existing = self.store.find_by_hash(None, user_id, [r.content_hash for r in live])
+        hashes = [r.content_hash for r in live]
+        existing = self.store.find_by_hash(None, user_id, hashes)
+        if existing and self.expire_due and self.expire_due(user_id, [*existing.values()]):
+            existing = self.store.find_by_hash(None, user_id, hashes)
         fresh: dict[str, MemoryRecord] = {}
         for r in live:
             if r.content_hash not in existing and r.content_hash not in fresh:
@@ -382,7 +392,7 @@ class EpisodicWriter:
         now = self.clock()
         # The same words said again later are stored once, but they restate their facts
         # at the later time (which reopens a fact retracted in between).
-        restated, given = self._restatements(live, existing, facts or {})
+        restated, given = restatements(live, existing, facts or {})
         pending = self.prepare([*new, *restated], now, given)
         failed = {p.turn.id for p in pending if p.failed}
         vec_of, terms, embedded = self.index(new, pending)
@@ -452,26 +462,6 @@ class EpisodicWriter:
         """Tell the background queue (if any) that records may wait for it."""
         if self.deferred is not None:
             self.deferred()
-
-    @staticmethod
-    def _restatements(
-        records: list[MemoryRecord],
-        existing: dict[str, MemoryRecord],
-        facts: dict[str, list[ExtractedFact]],
-    ) -> tuple[list[MemoryRecord], dict[str, list[ExtractedFact]]]:
-        """Stored messages said again at a later time, as views carrying the new time
-        (for extraction), and the given facts re-keyed to the stored ids."""
-        given = dict(facts)
-        restated: dict[str, MemoryRecord] = {}
-        for r in records:
-            old = existing.get(r.content_hash)
-            if old is None or old.occurred_at is None or r.occurred_at is None:
-                continue
-            if r.id in facts:
-                given[old.id] = facts[r.id]
-            if r.occurred_at > old.occurred_at and old.id not in restated:
-                restated[old.id] = old.model_copy(update={"occurred_at": r.occurred_at})
-        return list(restated.values()), given
 
     def update(
         self,
