@@ -419,6 +419,18 @@ TRUTH_CASES = {
     "works_at": ("I work at Google.", "I now work at Microsoft.", "Where do I work now?"),
     "name": ("My name is Ann.", "Please call me Beth, that's my name now.", "What is my name?"),
     "zh_lives_in": ("我住在里斯本。", "我搬到了波尔图。", "我现在住在哪里？"),
+    # One message retracting the old value and stating the new one: the new supersedes.
+    "left_and_joined": (
+        "I work at Google.",
+        "I left Google and joined Meta.",
+        "Where do I work now?",
+    ),
+    # The old message still states a current fact too (work): it is outdated for "live".
+    "two_facts": (
+        "I live in Lisbon and work at Google.",
+        "I moved to Porto.",
+        "Where do I live now?",
+    ),
 }
 FEB = datetime(2024, 2, 1, tzinfo=UTC)
 
@@ -452,6 +464,25 @@ def test_as_of_in_the_past_ranks_the_version_true_then_first(
     mem.add(new_text, user_id="u1", timestamp=T2)
     hits = mem.search(question, user_id="u1", mode=mode, as_of=FEB)
     assert hits and old.id in hits[0].provenance
+
+
+def test_a_retraction_beside_a_new_value_links_the_versions(mem: Memory) -> None:
+    mem.add("I work at Google.", user_id="u1", timestamp=T1)
+    mem.add("I left Google and joined Meta.", user_id="u1", timestamp=T2)
+    facts = {f.object: f for f in mem.facts(user_id="u1", include_history=True)}
+    assert facts["Google"].valid_to == T2 and facts["Meta"].valid_to is None
+    assert facts["Google"].superseded_by == facts["Meta"].id
+
+
+def test_a_message_with_a_current_fact_is_not_outdated_for_it(mem: Memory) -> None:
+    old = mem.add("I live in Lisbon and work at Google.", user_id="u1", timestamp=T1)[0]
+    mem.add("I moved to Porto.", user_id="u1", timestamp=T2)
+    # Keyword mode judges by the words the query shares with each fact (no cosine).
+    hits = mem.search("Where do I work?", user_id="u1", mode="keyword")
+    assert old.id in hits[0].provenance and hits[0].scores["outdated"] == 0.0
+    hits = mem.search("Where do I live now?", user_id="u1", mode="keyword")
+    assert old.id not in hits[0].provenance
+    assert hits[[h.id for h in hits].index(old.id)].scores["outdated"] == 1.0
 
 
 def test_history_still_ranks_below_the_current_fact(mem: Memory) -> None:

@@ -59,7 +59,10 @@ before it):
    that statement. Nothing matching → ignored, "nothing to retract"; a retraction older
    than the current fact it would close → ignored, "the retraction is older than the
    fact". Retractions themselves are not stored, so a fact that arrives after its own
-   retraction but is dated before it is not retracted.
+   retraction but is dated before it is not retracted. A message that retracts one value
+   of a single-valued predicate and states another ("I left Google and joined Meta")
+   has its statement applied first, so the new value supersedes the old one (rule 5:
+   the chain of versions is linked) and the retraction then finds nothing left to close.
 8. **Nothing else retires a fact.** Facts about another subject or with another
    predicate (a Git-org ``role`` next to ``works_on``) never close each other; a
    contradiction closes only the older side, never both; nothing is deleted.
@@ -534,9 +537,30 @@ def resolve(
         now=now, new_id=new_id, entities=entities, trusted=trusted,
     )  # fmt: skip
     _separate_namesakes(graph, c, user_id, extracted, now)
-    for ef in extracted:
+    for ef in _statements_first(extracted):
         resolver.add(ef)
     return resolver.result
+
+
+def _statements_first(extracted: Sequence[ExtractedFact]) -> list[ExtractedFact]:
+    """``extracted`` with each negation of a single-valued predicate moved after the
+    message's statements of another value for the same subject and predicate (rule 7);
+    the rest keep their order."""
+
+    def key(ef: ExtractedFact) -> tuple[str, str]:
+        return normalize_name(ef.subject), ef.predicate
+
+    stated = {
+        key(ef): normalize_name(ef.object)
+        for ef in extracted
+        if not ef.negated and getattr(PREDICATES.get(ef.predicate), "cardinality", "") == "single"
+    }
+    later = [
+        ef
+        for ef in extracted
+        if ef.negated and key(ef) in stated and stated[key(ef)] != normalize_name(ef.object)
+    ]
+    return [ef for ef in extracted if ef not in later] + later
 
 
 def _separate_namesakes(

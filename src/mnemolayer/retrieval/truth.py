@@ -17,7 +17,8 @@ of such a chain, the version that is true at the reference time (the current one
 A message is stale for a chain when it stated a version that is not true at the
 reference time and not the true one too; without ``as_of`` it must also be outdated for
 the query (:meth:`~mnemolayer.retrieval.candidates.CandidateFinder._mark_outdated`), or,
-where no cosine was computed (keyword mode), have no current fact left at all.
+where no cosine was computed (keyword mode), have no current fact left or share at least
+as many of the query's stemmed words with the closed fact as with its current ones.
 
 This follows the bi-temporal model of DESIGN.md (valid time on facts, supersession as
 closing a fact rather than deleting it; Snodgrass, "Developing Time-Oriented Database
@@ -36,6 +37,7 @@ from mnemolayer.retrieval.candidates import Candidates, SearchRequest
 from mnemolayer.retrieval.vectors import UserVectors
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.sqlite.engine import iso
+from mnemolayer.text.stem import stemmed_terms
 
 __all__ = [
     "TruthPlan",
@@ -102,12 +104,11 @@ def plan_truth(
     if not versions:
         return plan
     sources: dict[int, set[int]] = {}
-    current_facts: dict[int, int] = {}  # message → how many of its facts are current
-    for f, s, cur in links:
+    for f, s, _current in links:
         sources.setdefault(int(f), set()).add(int(s))
-        current_facts[int(s)] = current_facts.get(int(s), 0) + int(cur)
     found = set(cands.rowids)
     has_cosine = req.mode != "keyword"
+    by_words = None if has_cosine else _WordMatch(store, req, links)
     for newest, chain in _chains(versions).items():
         true = _true_version(chain, newest, req.as_of)
         if true is None:
@@ -122,8 +123,11 @@ def plan_truth(
             for msg in sources.get(rowid, set()) - true_members:
                 if msg not in found:
                     continue
-                stated_only_stale = not has_cosine and current_facts.get(msg, 0) == 0
-                if req.as_of is not None or msg in cands.outdated or stated_only_stale:
+                if (
+                    req.as_of is not None
+                    or msg in cands.outdated
+                    or (by_words is not None and by_words.outdated(msg, rowid))
+                ):
                     stale.add(msg)
         if not stale:
             continue
@@ -133,6 +137,39 @@ def plan_truth(
                 cands.rowids.append(rid)
         plan.groups.append((frozenset(true_members), frozenset(stale)))
     return plan
+
+
+class _WordMatch:
+    """Keyword mode's test of a message outdated for the query (no cosine to compare):
+    it has no current fact left, or the query shares at least as many stemmed words with
+    the closed fact's sentence as with any of its current facts' ("Where do I live now?"
+    against "The user lives in Lisbon" and "The user works at Google", both from "I live
+    in Lisbon and work at Google."). Fact sentences are read when first needed."""
+
+    def __init__(self, store: SQLStore, req: SearchRequest, links: list[tuple[int, int, bool]]):
+        self.store, self.user_id = store, req.scope.user_id
+        self.query = set(stemmed_terms(req.query))
+        self.current: dict[int, list[int]] = {}
+        for f, s, cur in links:
+            if cur:
+                self.current.setdefault(int(s), []).append(int(f))
+        self.words: dict[int, set[str]] = {}
+
+    def _overlap(self, facts: list[int]) -> list[int]:
+        missing = [f for f in facts if f not in self.words]
+        if missing:
+            got = self.store.get_many_by_rowid(missing, user_id=self.user_id)
+            for f in missing:
+                record = got.get(f)
+                self.words[f] = set(stemmed_terms(record.content)) if record else set()
+        return [len(self.query & self.words[f]) for f in facts]
+
+    def outdated(self, message: int, closed_fact: int) -> bool:
+        current = self.current.get(message, [])
+        if not current:
+            return True
+        closed, *others = self._overlap([closed_fact, *current])
+        return closed > 0 and closed >= max(others)
 
 
 def apply_truth(
