@@ -431,7 +431,23 @@ TRUTH_CASES = {
         "I moved to Porto.",
         "Where do I live now?",
     ),
+    # A retraction alone: the retracting message is what holds now.
+    "quit_coffee": ("I love coffee.", "I quit coffee.", "Do I like coffee?"),
+    "no_longer_drink": ("I love coffee.", "I don't drink coffee anymore.", "Do I like coffee?"),
+    "zh_quit": ("我爱喝咖啡。", "我戒咖啡了", "我喜欢咖啡吗？"),
+    "zh_moved_home": ("我住在北京", "我搬家到上海了", "我现在住在哪里？"),
 }
+CESSATIONS = [
+    "I don't drink coffee anymore.",
+    "I no longer drink coffee.",
+    "I stopped drinking coffee.",
+    "I quit coffee.",
+    "I gave up coffee.",
+    "I've given up coffee.",
+    "我不再喝咖啡了",
+    "我现在不喝咖啡了",
+    "我戒咖啡了",
+]
 FEB = datetime(2024, 2, 1, tzinfo=UTC)
 
 
@@ -464,6 +480,16 @@ def test_as_of_in_the_past_ranks_the_version_true_then_first(
     mem.add(new_text, user_id="u1", timestamp=T2)
     hits = mem.search(question, user_id="u1", mode=mode, as_of=FEB)
     assert hits and old.id in hits[0].provenance
+
+
+@pytest.mark.parametrize("said", CESSATIONS)
+def test_ending_a_habit_ends_the_taste(mem: Memory, said: str) -> None:
+    coffee = "咖啡" if "咖啡" in said else "coffee"
+    mem.add("我爱喝咖啡。" if coffee == "咖啡" else "I love coffee.", user_id="u1", timestamp=T1)
+    assert mem.profile(user_id="u1")["preferences"] == {"likes": [coffee]}
+    mem.add(said, user_id="u1", timestamp=T2)
+    assert mem.profile(user_id="u1")["preferences"] == {}
+    assert mem.facts(user_id="u1") == []
 
 
 def test_a_retraction_beside_a_new_value_links_the_versions(mem: Memory) -> None:

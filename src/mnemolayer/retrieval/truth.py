@@ -6,6 +6,9 @@ messages it was extracted from (its ``source_ids``). For a query that finds any 
 of such a chain, the version that is true at the reference time (the current one; with
 ``as_of``, the one whose ``valid_from <= as_of < valid_to``) answers it:
 
+A chain that ends in a retraction ("I love coffee." closed by "I quit coffee.") has no
+true fact now: the retracting message stands for its current version.
+
 * its fact record and its source messages join the candidates when the search may
   return them (in scope, active), although their own words may miss the query ("moved
   to Porto" shares no keyword with "Where do I live now?");
@@ -111,9 +114,13 @@ def plan_truth(
     by_words = None if has_cosine else _WordMatch(store, req, links)
     for newest, chain in _chains(versions).items():
         true = _true_version(chain, newest, req.as_of)
-        if true is None:
+        if true is not None:
+            true_members = {true} | sources.get(true, set())
+        elif req.as_of is None and all(rowid != newest for rowid, _, _ in chain):
+            # Retracted ("I quit coffee"): the retracting message is what holds now.
+            true_members = {newest}
+        else:
             continue
-        true_members = {true} | sources.get(true, set())
         stale: set[int] = set()
         for rowid, _, _ in chain:
             if rowid == true:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import replace
 from datetime import datetime
 
-from mnemolayer.extract.base import Extraction
+from mnemolayer.extract.base import ExtractedFact, Extraction
 
-__all__ = ["RuleExtractor", "detect_language"]
+__all__ = ["RuleExtractor", "detect_language", "with_tastes_retracted"]
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +43,27 @@ class RuleExtractor:
             if detect_language(text) == "zh":
                 from mnemolayer.extract.rules.zh import extract_zh
 
-                return extract_zh(text, speaker=speaker, timestamp=timestamp)
-            from mnemolayer.extract.rules.en import extract_en
+                found = extract_zh(text, speaker=speaker, timestamp=timestamp)
+            else:
+                from mnemolayer.extract.rules.en import extract_en
 
-            return extract_en(text, speaker=speaker, timestamp=timestamp)
+                found = extract_en(text, speaker=speaker, timestamp=timestamp)
         except Exception:  # a rule bug must never lose the message being stored
             log.exception("rule extraction failed; storing the message without facts")
             return Extraction()
+        found.facts = with_tastes_retracted(found.facts)
+        return found
+
+
+def with_tastes_retracted(facts: list[ExtractedFact]) -> list[ExtractedFact]:
+    """``facts`` with a retraction of ``likes X`` after each retraction of ``eats X``:
+    "I don't drink coffee anymore", "I quit coffee", 我不再喝咖啡了, 我戒咖啡了 end the
+    taste a user stated ("I love coffee") as well as the habit, so the profile stops
+    listing it (a retraction with nothing to close is ignored)."""
+    out: list[ExtractedFact] = []
+    said = {(f.subject, f.predicate, f.object, f.negated) for f in facts}
+    for f in facts:
+        out.append(f)
+        if f.predicate == "eats" and f.negated and (f.subject, "likes", f.object, True) not in said:
+            out.append(replace(f, predicate="likes"))
+    return out

@@ -60,6 +60,16 @@ def _h_eats(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("eats", o, confidence=0.85) for o in objects]
 
 
+def _h_gave_up(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """ "I quit coffee", "I've given up meat": a habit of eating or drinking ends (a job
+    quit is :func:`~mnemolayer.extract.rules.en.identity._h_quit_job`, matched first)."""
+    objects = _pref_objects(m.group("o"))
+    first = m.group("o").strip().split()[:1]
+    if not objects or (first and first[0].casefold() in _NOT_FOOD):
+        return []
+    return [_Hit("eats", o, None, 0.8, "past", True) for o in objects]
+
+
 def _h_likes(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     return [_Hit("likes", o, confidence=0.9) for o in _pref_objects(m.group("o"))]
 

@@ -96,6 +96,7 @@ from mnemolayer.extract.rules.en.preferences import (
     _h_dislikes,
     _h_eats,
     _h_fan,
+    _h_gave_up,
     _h_likes,
     _h_prefers,
     _h_rather,
@@ -179,6 +180,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(r"^(?:just\s+|recently\s+)?(?:had|welcomed|adopted)\s+(?:an?|our|their|her|his|my)\s+(?:new\s+|little\s+|baby\s+)?" r"(?:baby|son|daughter|boy|girl)(?:\s+(?:boy|girl))?\s*,?\s+(?:named|called)\s+(?P<o>[A-Z].*)", _h_new_child),
     # negation idioms
     _rule(r"^(?P<v>quit|left|lost|resigned\s+from|walked\s+away\s+from|(?:got|was|were)\s+(?:fired|laid\s+off|let\s+go)\s+from)\s+(?P<o>.+)", _h_quit_job),
+    _rule(r"^(?:(?:have|has)\s+)?(?:quit|given\s+up|gave\s+up|cut\s+out)\s+(?P<o>.+)", _h_gave_up),
     _rule(rf"^(?:{_HAVE}\s+got|{_HAVE}|got)\s+(?P<o>.+)", _h_appointment),
     # pets
     _rule(rf"^(?P<v>{_HAVE}\s+(?:got|gotten|adopted|rescued)|{_HAVE}|own|owns|got|adopted|rescued|bought|brought\s+home|took\s+in|welcomed|{_BE}\s+(?:adopting|getting|fostering)|foster|fosters)\s+(?P<o>.+)", _h_pet),
@@ -191,7 +193,7 @@ _RULES: tuple[_Rule, ...] = (
     _rule(rf"^(?:{_BE}|{_HAVE}\s+been)\s+(?:an?\s+)?(?:strict\s+|committed\s+|lifelong\s+|full-time\s+|proud\s+|now\s+|fully\s+|mostly\s+)?(?P<o>{_DIET_RE})(?=\s*(?:$|[,;!.|]|(?:and|but|now|since|for|too|myself|these)\b))", _h_diet),
     _rule(rf"^(?:{_BE}\s+(?:on|following|doing)|follow|follows|eat|eats)\s+(?:an?\s+|the\s+)?(?:strict\s+)?(?P<o>{_DIET_RE})(?:\s+diet)?\b", _h_diet),
     _rule(rf"^(?:went|{_HAVE}\s+gone|turned|became|{_HAVE}\s+become|switched\s+to\s+being)\s+(?:an?\s+)?(?:full\s+)?(?P<o>{_DIET_RE})\b", _h_diet),
-    _rule(rf"^(?:eat|eats|{_BE}\s+eating)\s+(?P<o>.+)", _h_eats),
+    _rule(rf"^(?:eat|eats|drink|drinks|{_BE}\s+(?:eating|drinking))\s+(?P<o>.+)", _h_eats),
     _rule(r"^(?:hate|hates|dislike|dislikes|detest|detests|loathe|loathes|despise|despises|can\s+not\s+stand|cannot\s+stand|can\s+not\s+bear|cannot\s+bear|do\s+not\s+(?:really\s+)?care\s+(?:much\s+)?for|does\s+not\s+(?:really\s+)?care\s+(?:much\s+)?for|am\s+not\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of)\s+(?P<o>.+)", _h_dislikes),
     _rule(rf"^(?:love|loves|like|likes|enjoy|enjoys|adore|adores|dig|digs|(?:{_BE}|{_HAVE}\s+(?:always\s+)?been)\s+(?:really\s+|so\s+|very\s+|totally\s+|super\s+)?(?:into|obsessed\s+with|passionate\s+about|crazy\s+about|fond\s+of|a\s+sucker\s+for|keen\s+on|hooked\s+on|addicted\s+to)|{_BE}\s+(?:an?\s+)?(?:big\s+|huge\s+|massive\s+|great\s+|real\s+|total\s+|die-?hard\s+|avid\s+)?(?:fan|lover)\s+of|{_HAVE}\s+(?:an?\s+)?(?:soft\s+spot|weakness|passion|love)\s+for|{_HAVE}\s+(?:always\s+)?(?:loved|liked|enjoyed))\s+(?P<o>.+)", _h_likes),
     _rule(rf"^{_BE}\s+(?>(?:an?\s+)?(?:(?:big|huge|massive|total|die-?hard|lifelong|long-?time|avid|real|true|serious)\s+)*)(?P<o>[\w'&.-]+(?:\s+[\w'&.-]+){{0,3}}?)\s+(?:fan|lover|enthusiast|nerd|geek|buff|addict)\b(?!\s+of\b)", _h_fan),

@@ -105,7 +105,7 @@ RULES: tuple[_Rule, ...] = (
     _r("lives", r"家(?:住)?在(?P<obj>.+)", h_lives),
     _r("lives", r"在(?P<obj>[^在]{2,10}?)(?:住|居住|生活|定居)(?:了|着)?", h_lives),
     _r("lives", r"(?:来|到)(?P<obj>[^来到]{2,8}?)(?:工作|生活|定居|发展|打工|上班|读书)", h_lives_came),
-    _r("lives", r"(?:从(?P<old>.{1,10}?))?(?P<verb>搬到|搬去|搬来|搬回|迁到|迁居到?|移居到?|移民到?|定居到)(?P<asp>了)?(?P<obj>.+)", h_move),
+    _r("lives", r"(?:从(?P<old>.{1,10}?))?(?P<verb>搬家到|搬家去|搬到|搬去|搬来|搬回|迁到|迁居到?|移居到?|移民到?|定居到)(?P<asp>了)?(?P<obj>.+)", h_move),
     _r("lives", r"(?:搬离|搬出)了?(?P<obj>.+)", h_move_out),
     _r("from", r"来自(?:于)?(?P<obj>.+)", h_from),
     _r("from", r"是(?P<obj>[^是]{2,8}?)人$", h_from),
@@ -166,6 +166,7 @@ RULES: tuple[_Rule, ...] = (
     _r("diet", rf"{_NEG}(?:是)?(?:只)?(?:吃素|吃斋|吃全素|吃纯素)", h_diet),
     _r("diet", r"(?P<neg>已经不|不再|现在不|不)?是(?:一名|一个|一位|个)?(?:严格的)?(?P<obj>素食者|素食主义者|纯素食?者|纯素食?主义者|vegan|Vegan)", h_diet),
     _r("diet", r"(?P<neg>不再|已经不再?|再也不|早就不|现在不|不)(?:吃|喝)(?P<obj>.+)", h_no_eat),
+    _r("diet", r"(?P<neg>戒(?![指备严心律烟酒])(?:掉)?了?)(?P<obj>.+)", h_no_eat),
     _r("diet", r"(?P<only>只)?(?:吃|喝)(?P<obj>.+)", h_eats),
     _r("hobby", r"(?:的)?(?:爱好|兴趣爱好|业余爱好|兴趣|嗜好)(?:是|有|就是|包括|:)(?P<obj>.+)", h_hobby),
     # plans, decisions, goals
