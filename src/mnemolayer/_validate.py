@@ -32,6 +32,28 @@ def content(value: Any, field: str = "content") -> str:
     return validate_content(value, field)
 
 
+#: Longest search query, in characters: a question or a message, not a document (the
+#: embedder reads a few hundred tokens of it; a 250 KB query held a server for minutes).
+MAX_QUERY_CHARS = 10_000
+
+
+def query(value: Any, field: str = "query") -> str:
+    """A search query: non-blank text (:func:`content`) of at most
+    :data:`MAX_QUERY_CHARS` characters.
+
+    Raises:
+        ValidationError: names ``field``.
+    """
+    text = validate_content(value, field)
+    if len(text) > MAX_QUERY_CHARS:
+        raise ValidationError(
+            field,
+            f"must be at most {MAX_QUERY_CHARS} characters, got {len(text)} "
+            "(search with the question, not a document)",
+        )
+    return text
+
+
 def metadata(value: Any, field: str = "metadata") -> dict[str, Any]:
     """A metadata dict (:func:`mnemolayer.models.validate_metadata`), also rejecting an
     integer too long to write as JSON text (Python's ``sys.get_int_max_str_digits()``,

@@ -733,3 +733,18 @@ def test_updated_content_replaces_the_old_in_every_index(mem: Memory) -> None:
     # The new content is the dedup key now: adding it again returns the updated record.
     assert mem.add("I moved to Lisbon last year", user_id="u")[0].id == rec.id
     assert mem.add("I live in Porto near the river", user_id="u")[0].id != rec.id
+
+
+def test_a_query_longer_than_the_cap_is_refused_naming_it(mem: Memory) -> None:
+    from mnemolayer._validate import MAX_QUERY_CHARS
+
+    mem.add("I ride my bike to work", user_id="u1")
+    assert mem.search("bike " * (MAX_QUERY_CHARS // 5), user_id="u1")  # at the cap: searched
+    long = "x" * (MAX_QUERY_CHARS + 1)
+    for call in (
+        lambda: mem.search(long, user_id="u1"),
+        lambda: mem.context(long, user_id="u1"),
+    ):
+        with pytest.raises(ValidationError) as err:
+            call()
+        assert err.value.field == "query"

@@ -178,7 +178,8 @@ def build_context(
 
     Args:
         mem: what to read from: a :class:`mnemolayer.Memory` (or a :class:`ContextBuilder`).
-        query: the user's message or task (non-blank); it drives the searches.
+        query: the user's message or task (non-blank, at most 10,000 characters); it
+            drives the searches.
         user_id: required; nothing of other users is read.
         session_id: the conversation this context is for (recorded on the result).
         budget_tokens: the most tokens ``text`` may cost, 1..1,000,000.
@@ -216,7 +217,7 @@ def build_context(
             ``shares``, ``session_spread``, ``episode_floor``, ``encoding``,
             ``include_untrusted``.
     """
-    query = v.content(query, "query")
+    query = v.query(query)
     user_id = v.scope_id(user_id, "user_id", required=True)
     session_id = v.scope_id(session_id, "session_id")
     budget = _budget(budget_tokens)

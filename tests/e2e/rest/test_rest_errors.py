@@ -35,6 +35,8 @@ def error(r: httpx.Response, status: int) -> dict[str, Any]:
         ("/search", {"query": "x", "limit": "many"}, "limit"),  # wrong type
         ("/search", {"query": "x", "limit": 5000}, "limit"),  # out of range
         ("/search", {"query": "   "}, "query"),  # the library's own check
+        ("/search", {"query": "bike " * 2001}, "query"),  # a document, not a query
+        ("/context", {"query": "bike " * 2001}, "query"),
         ("/search", {"query": "x", "mode": "psychic"}, "mode"),
         ("/search", {"query": "x", "kinds": ["dreams"]}, "kinds[0]"),
         ("/search", {"query": "x", "filters": {"price": {"between": 1}}}, "filters.price.between"),

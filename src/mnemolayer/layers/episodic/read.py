@@ -90,7 +90,7 @@ class EpisodicReader:
         """Hybrid recall within one user's memories.
 
         Args:
-            query: non-blank text.
+            query: non-blank text, at most 10,000 characters (``_validate.MAX_QUERY_CHARS``).
             user_id: required; nothing outside this user is ever returned.
             agent_id, session_id, kinds: narrow the scope.
             limit: at most this many hits (0 → ``[]``).
@@ -137,7 +137,7 @@ class EpisodicReader:
         if user_id is None:
             raise ScopeRequiredError("user_id: search needs a user_id scope")
         req = SearchRequest(
-            query=v.content(query, "query"),
+            query=v.query(query),
             scope=self.scope(user_id, agent_id, session_id, kinds, filters, trusted_only),
             limit=v.limit(limit),
             threshold=v.threshold(threshold),
