@@ -302,7 +302,8 @@ class Lifecycle:
         )  # fmt: skip
         hits = self.searcher.search(req)
         for rank, hit in enumerate(hits, start=1):
-            if hit.id == record.id:
+            # A message collapsed into its fact's hit is recalled by that hit.
+            if hit.id == record.id or record.id in hit.provenance:
                 return QueryExplanation(
                     query=query, rank=rank, score=hit.score, scores=hit.scores,
                     ranking=ranking_explanation(
