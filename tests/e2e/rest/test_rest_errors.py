@@ -65,6 +65,13 @@ def test_bad_query_and_path_parameters_name_the_field(api: httpx.Client) -> None
     assert error(api.get(f"/v1/users/{too_long}/memories"), 422)["field"] == "user_id"
 
 
+@pytest.mark.parametrize("raw", [b"[]", b"null", b'"a query"', b"query=x"])
+def test_a_body_that_is_not_a_json_object_is_named(api: httpx.Client, raw: bytes) -> None:
+    headers = {"content-type": "application/json" if raw != b"query=x" else "text/plain"}
+    err = error(api.post("/v1/users/e1/search", content=raw, headers=headers), 422)
+    assert err["field"] == "body", err
+
+
 def test_invalid_json_and_non_finite_numbers(api: httpx.Client) -> None:
     headers = {"content-type": "application/json"}
     broken = api.post("/v1/users/e1/search", content=b'{"query": ', headers=headers)

@@ -250,6 +250,25 @@ def test_add_pins_expires_and_keeps_memories_for_a_session_only(api: httpx.Clien
     assert bad_encoding.status_code == 422 and bad_encoding.json()["error"]["field"] == "encoding"
 
 
+def test_ending_a_session_takes_its_options_as_a_json_body(api: httpx.Client) -> None:
+    [temp] = add(api, "u-body", content="The gate code is 1999", session_id="s2", session_only=True)
+    url = "/v1/users/u-body/sessions/s2/end"
+    for body, field in [
+        ({"summary_tokens": 5}, "summary_tokens"),
+        ({"summary_tokens": "x"}, "summary_tokens"),
+        ({"bogus": 1}, "bogus"),
+        ({"encoding": "nope"}, "encoding"),
+    ]:
+        r = api.post(url, json=body)
+        assert r.status_code == 422 and r.json()["error"]["field"] == field, (body, r.text)
+    assert api.get(f"/v1/users/u-body/memories/{temp['id']}").status_code == 200  # untouched
+    end = api.post(url, json={"summary_tokens": 64, "encoding": "o200k_base"})
+    assert end.status_code == 200 and end.json()["cleared"] == 1, end.text
+    # Both forms at once: each is validated, the body's field wins.
+    both = api.post(url, params={"summary_tokens": 20}, json={"summary_tokens": 64})
+    assert both.status_code == 200, both.text
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

@@ -217,6 +217,9 @@ def _loc_field(loc: Sequence[Any]) -> str | None:
     return out or None
 
 
+_BODY_SHAPE = "must be a JSON object, sent with Content-Type: application/json"
+
+
 def _request_validation(exc: RequestValidationError) -> dict[str, Any]:
     problems: list[FieldError] = []
     for err in exc.errors():
@@ -224,6 +227,9 @@ def _request_validation(exc: RequestValidationError) -> dict[str, Any]:
         if err.get("type") == "json_invalid":
             why = err.get("ctx", {}).get("error", "not valid JSON")
             problems.append(FieldError(field="body", message=f"invalid JSON: {why}"))
+            continue
+        if tuple(loc) == ("body",):  # the body as a whole: an array, null, not JSON
+            problems.append(FieldError(field="body", message=_BODY_SHAPE))
             continue
         problems.append(FieldError(field=_loc_field(loc), message=str(err.get("msg", "invalid"))))
     first = problems[0] if problems else FieldError(message="invalid request")

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Path, Query, Response
 
 from mnemolayer import _validate as v
 from mnemolayer.layers.working.window import WorkingMemory, WorkingMessage
-from mnemolayer.server.ops import OPS
+from mnemolayer.server.ops import OPS, EndSessionParams
 from mnemolayer.server.rest.deps import TenantUser, User
 from mnemolayer.server.rest.errors import ERROR_RESPONSES
 from mnemolayer.server.rest.schemas import (
@@ -162,10 +162,20 @@ def end_session(
     agent_id: Agent = None,
     summary_tokens: SummaryTokens = 300,
     encoding: Encoding = None,
+    body: EndSessionParams | None = None,
 ) -> SessionEndResponse:
     """End the session: archive the window's pending turns, store one session summary in
     episodic memory, delete the session's session-only memories and close the window.
-    Ending an ended (or unknown) session changes nothing and reports zeros."""
+    Ending an ended (or unknown) session changes nothing and reports zeros.
+
+    The options come as query parameters or as a JSON body (``agent_id``,
+    ``summary_tokens``, ``encoding``; unknown fields are refused); a field the body
+    sets wins over the query parameter."""
+    if body is not None:
+        given = body.model_fields_set
+        agent_id = body.agent_id if "agent_id" in given else agent_id
+        summary_tokens = body.summary_tokens if "summary_tokens" in given else summary_tokens
+        encoding = body.encoding if "encoding" in given else encoding
     with ctx.window_lock(session_id, agent_id):
         end = ctx.mem.end_session(
             session_id,
