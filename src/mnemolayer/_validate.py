@@ -194,6 +194,8 @@ def messages(value: Any) -> list[Message]:
     """Normalise ``add``'s input into validated :class:`Message` objects."""
     if isinstance(value, str | Message | dict):
         return [_message(value, None)]
+    if isinstance(value, bytes | bytearray | memoryview):
+        raise ValidationError("messages", "expected text, got bytes: decode it first (UTF-8)")
     if not isinstance(value, Sequence):
         raise ValidationError(
             "messages", f"expected text, a message or a list, got {type(value).__name__}"

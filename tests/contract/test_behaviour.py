@@ -748,3 +748,34 @@ def test_a_query_longer_than_the_cap_is_refused_naming_it(mem: Memory) -> None:
         with pytest.raises(ValidationError) as err:
             call()
         assert err.value.field == "query"
+
+
+def test_context_takes_recent_turns_as_tuples_or_window_dicts(mem: Memory) -> None:
+    mem.add("I ride my bike to work", user_id="u1")
+    as_tuples = mem.context(
+        "bike", user_id="u1", recent=[("user", "hi there", None), ("assistant", "hello!", None)]
+    )
+    as_dicts = mem.context(
+        "bike",
+        user_id="u1",
+        recent=[
+            {"role": "user", "content": "hi there"},
+            {"role": "assistant", "content": "hello!"},
+        ],
+    )
+    assert as_dicts.text == as_tuples.text and "hello!" in as_dicts.text
+    for bad, field in [
+        ([{"content": "no role"}], "recent[0]"),
+        ([{"role": "user", "content": "x", "colour": "red"}], "recent[0]"),
+        ([{"role": "user", "content": 7}], "recent[0].content"),
+    ]:
+        with pytest.raises(ValidationError) as err:
+            mem.context("bike", user_id="u1", recent=bad)
+        assert err.value.field == field
+
+
+@pytest.mark.parametrize("raw", [b"hello", bytearray(b"hello"), [b"hello"]], ids=repr)
+def test_bytes_are_refused_saying_bytes(mem: Memory, raw: Any) -> None:
+    with pytest.raises(ValidationError, match="bytes"):
+        mem.add(raw, user_id="u1")
+    assert mem.list(user_id="u1").items == []

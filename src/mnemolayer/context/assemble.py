@@ -99,6 +99,8 @@ __all__ = [
 ]
 
 MAX_BUDGET_TOKENS = 1_000_000
+#: One recent turn: ``(role, content, time)`` or ``{"role", "content", "time"}``.
+RecentTurn = tuple[str, str, datetime | str | None] | Mapping[str, Any]
 
 # -- validation --------------------------------------------------------------------------
 
@@ -147,8 +149,18 @@ def _recent(value: Any) -> list[tuple[str, str, datetime | None]]:
         raise ValidationError("recent", "must be a list of (role, content, time) tuples")
     out = []
     for i, turn in enumerate(value):
+        if isinstance(turn, Mapping):  # a window message: {"role", "content", "time"}
+            unknown = set(turn) - {"role", "content", "time", "created_at"}
+            if unknown or "role" not in turn or "content" not in turn:
+                raise ValidationError(
+                    f"recent[{i}]", "a dict needs 'role' and 'content' (and optionally 'time')"
+                )
+            turn = (turn["role"], turn["content"], turn.get("time", turn.get("created_at")))
         if not isinstance(turn, Sequence) or isinstance(turn, str) or len(turn) != 3:
-            raise ValidationError(f"recent[{i}]", "must be a (role, content, time) tuple")
+            raise ValidationError(
+                f"recent[{i}]",
+                "must be a (role, content, time) tuple or a dict with role and content",
+            )
         role, content, when = turn
         if not isinstance(role, str) or not role.strip():
             raise ValidationError(f"recent[{i}].role", "must be a non-blank string")
@@ -167,7 +179,7 @@ def build_context(
     format: Literal["markdown", "json"] = "markdown",
     sections: Sequence[str] | None = None,
     template: ContextTemplate | None = None,
-    recent: Sequence[tuple[str, str, datetime | str | None]] | None = None,
+    recent: Sequence[RecentTurn] | None = None,
     counter: TokenCounter | str | None = None,
     shares: Mapping[str, float] | None = None,
     session_spread: float | None = None,
@@ -189,8 +201,10 @@ def build_context(
         template: headings, item layout, day lines, date format, item length cap,
             condensing.
         recent: the latest conversation turns, oldest first, as ``(role, content, time)``
-            (time: datetime, ISO string, epoch seconds or ``None``); the newest are kept
-            when they do not all fit.
+            tuples or ``{"role", "content", "time"}`` dicts (time: datetime, ISO string,
+            epoch seconds or ``None``; a dict may omit it or give ``created_at``, as a
+            working-memory window's messages do); the newest are kept when they do not
+            all fit.
         counter: a token counter or a name (anything
             :func:`mnemolayer.registry.get_token_counter` accepts; default ``"o200k_base"``).
         shares: section → share of the budget (non-negative, any scale; normalised over
@@ -350,7 +364,7 @@ class ContextBuilder:
         format: Literal["markdown", "json"] = "markdown",
         sections: Sequence[str] | None = None,
         template: ContextTemplate | None = None,
-        recent: Sequence[tuple[str, str, datetime | str | None]] | None = None,
+        recent: Sequence[RecentTurn] | None = None,
         counter: TokenCounter | str | None = None,
         include_untrusted: bool = False,
     ) -> Context:
