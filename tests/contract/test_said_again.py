@@ -1,4 +1,4 @@
-"""Words said again: the stored record comes back while it lasts; once it has expired
+"""Words said again, and what expired: the stored record comes back while it lasts; once it has expired
 (its own ``expires_at`` or its kind's TTL), the words are stored anew and recalled,
 whether or not maintenance ran in between."""
 
@@ -61,3 +61,21 @@ def test_other_expired_memories_of_the_user_go_with_it(db_path: Path, clock: Fak
         kept = m.list(user_id="u", kinds=["episodic"]).items
         assert [r.content for r in kept] == ["I like tea."]
         assert [f.object for f in m.facts(user_id="u")] == ["tea"]
+
+
+def test_neighbors_leave_out_what_only_expired_memories_stated(
+    db_path: Path, clock: FakeClock
+) -> None:
+    with _open(db_path, clock, lifecycle=LifecycleConfig(ttl_days={"episodic": 5})) as m:
+        said = clock()
+        m.add("My sister Maria lives in Rome.", user_id="u", timestamp=said)
+        m.add("My friend Tom works at Acme.", user_id="u", timestamp=said + timedelta(days=4))
+        before = m.neighbors("user", user_id="u", depth=2)
+        assert {n["entity"].name for n in before["neighbors"]} == {"Maria", "Rome", "Tom", "Acme"}
+        clock.now = said + timedelta(days=6)  # the first message expired; no maintenance
+        after = m.neighbors("user", user_id="u", depth=2)
+        assert [(n["entity"].name, n["hops"]) for n in after["neighbors"]] == [
+            ("Tom", 1),
+            ("Acme", 2),
+        ]
+        assert {f.object for f in after["facts"]} == {"Tom", "Acme"}

@@ -137,7 +137,8 @@ class SemanticMemory:
 
         Returns:
             ``{"entity": Entity, "neighbors": [{"entity": Entity, "hops": int}],
-            "facts": [Fact]}``.
+            "facts": [Fact]}``; facts stated only by expired memories are left out, and
+            so are the entities only they reached (whether or not maintenance ran).
 
         Raises:
             NotFoundError: no entity ``name`` (or alias) for this user.
@@ -148,9 +149,13 @@ class SemanticMemory:
         entity = self.semantic.graph.entity(user_id, name)
         if entity is None:
             raise NotFoundError(f"name: no entity {name!r} for user {user_id!r}")
-        reached, facts = self.semantic.graph.neighbors(
+        reached, found = self.semantic.graph.neighbors(
             user_id, name, depth=depth, include_history=include_history
         )
+        facts = self._unexpired(user_id, found)
+        if len(facts) < len(found):  # hops again over the facts that hold
+            hops = _hops(entity.id, facts, depth)
+            reached = [(e, hops[e.id]) for e, _ in reached if e.id in hops]
         return {
             "entity": entity,
             "neighbors": [{"entity": e, "hops": hops} for e, hops in reached],
@@ -261,3 +266,20 @@ class SemanticMemory:
             for f in self.semantic.graph.facts(user_id, include_history=False)
             if turn.id in f.source_ids
         ]
+
+
+def _hops(start: str, facts: builtins.list[Fact], depth: int) -> dict[str, int]:
+    """Entity id → hops from ``start`` over ``facts`` (edges subject ↔ object entity),
+    up to ``depth``; ``start`` itself is left out."""
+    edges: dict[str, set[str]] = {}
+    for f in facts:
+        if f.object_id is not None:
+            edges.setdefault(f.subject_id, set()).add(f.object_id)
+            edges.setdefault(f.object_id, set()).add(f.subject_id)
+    out: dict[str, int] = {}
+    frontier, seen = {start}, {start}
+    for hop in range(1, depth + 1):
+        frontier = {n for e in frontier for n in edges.get(e, ()) if n not in seen}
+        seen |= frontier
+        out.update(dict.fromkeys(frontier, hop))
+    return out
