@@ -492,3 +492,24 @@ def test_a_larger_budget_fetches_more_episodes(
         )
     assert ctx.tokens <= 4000
     assert len(ctx.sections[0].items) > 100
+
+
+def test_an_outdated_episode_is_marked_in_both_formats(smem: Memory) -> None:
+    smem.add("I live in Lisbon.", user_id="u1", timestamp=datetime(2024, 1, 10, tzinfo=UTC))
+    smem.add("I moved to Porto.", user_id="u1", timestamp=datetime(2024, 6, 15, tzinfo=UTC))
+    text = smem.context("Where do I live now?", user_id="u1").text
+    assert "I live in Lisbon. (outdated)" in text
+    assert "I moved to Porto." in text and "Porto. (outdated)" not in text
+    items = {
+        i["text"]: i
+        for s in json.loads(smem.context("Where do I live now?", user_id="u1", format="json").text)[
+            "sections"
+        ]
+        for i in s["items"]
+    }
+    assert items["I live in Lisbon."]["outdated"] is True
+    assert "outdated" not in items["I moved to Porto."]
+    plain = smem.context(
+        "Where do I live now?", user_id="u1", template=ContextTemplate(outdated_mark="")
+    ).text
+    assert "(outdated)" not in plain and "I live in Lisbon." in plain

@@ -72,6 +72,10 @@ class ContextTemplate(BaseModel):
         condense: show the less relevant recalled messages condensed to the sentences
             that share a word with the query (see :func:`build_context`); ``False``
             shows every packed message whole.
+        outdated_mark: appended to the text of a recalled message that search marked
+            outdated for the query (it states a fact that is no longer true: "I live in
+            Lisbon." after a move), so the model does not read the history as current;
+            ``""`` shows nothing.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -93,6 +97,7 @@ class ContextTemplate(BaseModel):
     date_format: str = "{day} %B %Y"
     max_item_tokens: int = Field(200, ge=1)
     condense: bool = True
+    outdated_mark: str = " (outdated)"
 
     def format_time(self, when: datetime | None) -> str | None:
         """``when`` in :attr:`date_format`, or ``None``."""
@@ -118,6 +123,8 @@ class ContextItem(BaseModel):
             word with the query; ``…`` marks each left-out run.
         session_id: the conversation session an episode belongs to (not rendered; the
             packer spreads the episodes' budget across sessions with it).
+        outdated: an episode that states a fact no longer true, for this query (search's
+            ``outdated`` mark); rendered with :attr:`ContextTemplate.outdated_mark`.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -131,6 +138,7 @@ class ContextItem(BaseModel):
     role: str | None = None
     condensed: bool = False
     session_id: str | None = None
+    outdated: bool = False
 
 
 class ContextSection(BaseModel):
@@ -283,6 +291,7 @@ def episode_items(
                 source_ids=[r.id],
                 role=_label(r),
                 session_id=r.session_id,
+                outdated=bool(h.scores.get("outdated")),
             )
         )
     return items

@@ -27,15 +27,18 @@ def line(item: ContextItem, section: str, template: ContextTemplate, dated: bool
     suffix = template.time_suffix.format(time=when) if when and when not in item.text else ""
     if section == "recent":
         return template.recent_item.format(role=item.role or "", text=item.text, time_suffix=suffix)
+    text = item.text + template.outdated_mark if item.outdated else item.text
     if section == "episodes" and item.role:
-        return template.episode_item.format(role=item.role, text=item.text, time_suffix=suffix)
-    return template.item.format(text=item.text, time=when or "", time_suffix=suffix)
+        return template.episode_item.format(role=item.role, text=text, time_suffix=suffix)
+    return template.item.format(text=text, time=when or "", time_suffix=suffix)
 
 
 def json_item(item: ContextItem, template: ContextTemplate) -> dict[str, Any]:
     out: dict[str, Any] = {"text": item.text, "time": template.format_time(item.time)}
     if item.role is not None:
         out["role"] = item.role
+    if item.outdated:
+        out["outdated"] = True
     return out
 
 
