@@ -13,6 +13,7 @@ import pytest
 from mnemolayer import AsyncMemory, Memory
 from mnemolayer.errors import NotFoundError, ValidationError
 from mnemolayer.extract.base import SELF, ExtractedFact, Extraction
+from mnemolayer.lifecycle.clock import FakeClock
 
 
 @pytest.fixture
@@ -468,6 +469,33 @@ def test_the_current_fact_ranks_first_in_every_mode(mem: Memory, case: str, mode
         assert ids.index(old.id) > 0
         assert hits[ids.index(old.id)].scores["outdated"] == 1.0
         assert hits[ids.index(old.id)].score < first.score
+
+
+PAST_QUESTIONS = {
+    "Where did I live in March?": "past",
+    "Where did I live in February 2024?": "past",
+    "我三月份住在哪里？": "past",
+    "Where do I live now, after March?": "now",
+    "Where do I live?": "now",
+}
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
+@pytest.mark.parametrize("question", sorted(PAST_QUESTIONS))
+def test_a_question_about_a_past_time_ranks_the_version_true_then_first(
+    mem: Memory, clock: FakeClock, question: str, mode: str
+) -> None:
+    clock.now = datetime(2024, 7, 1, tzinfo=UTC)
+    lisbon = mem.add("I live in Lisbon.", user_id="u1", timestamp=T1)[0]
+    porto = mem.add("I moved to Porto.", user_id="u1", timestamp=T2)[0]
+    hits = mem.search(question, user_id="u1", mode=mode)
+    if mode == "keyword" and not hits:  # no shared word with the Chinese question
+        return
+    first = lisbon if PAST_QUESTIONS[question] == "past" else porto
+    assert first.id in hits[0].provenance, [h.content for h in hits]
+    # Asked about the past, the current version is not called outdated.
+    if PAST_QUESTIONS[question] == "past":
+        assert all(h.scores.get("outdated", 0.0) == 0.0 for h in hits if porto.id in h.provenance)
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])

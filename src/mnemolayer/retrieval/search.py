@@ -45,6 +45,7 @@ from mnemolayer.retrieval.truth import (
     fact_partners,
     plan_truth,
     stated_only_by_expired,
+    truth_request,
 )
 from mnemolayer.retrieval.vectors import VectorCache
 from mnemolayer.store.where import active_where, scope_where
@@ -117,7 +118,7 @@ class Searcher(CandidateFinder):
             add_window_candidates(self.store, req.scope.user_id, window, cands, may_return)
         plan = TruthPlan()
         if cfg.truth:
-            plan = plan_truth(self.store, req, links, cands, may_return)
+            plan = plan_truth(self.store, truth_request(req, window), links, cands, may_return)
         if not cands.rowids:
             return []
         # Rank on a light projection; build full records only for the hits returned.

@@ -30,9 +30,10 @@ Applications in SQL", 1999).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -41,6 +42,7 @@ from mnemolayer.retrieval.vectors import UserVectors
 from mnemolayer.store.base import SQLStore
 from mnemolayer.store.sqlite.engine import iso
 from mnemolayer.text.stem import stemmed_terms
+from mnemolayer.text.timeq import TimeWindow
 
 __all__ = [
     "TruthPlan",
@@ -50,6 +52,7 @@ __all__ = [
     "fact_partners",
     "plan_truth",
     "stated_only_by_expired",
+    "truth_request",
 ]
 
 
@@ -59,6 +62,10 @@ class TruthPlan:
     the reference time (fact record and its sources) and of the stale ones found."""
 
     groups: list[tuple[frozenset[int], frozenset[int]]] = field(default_factory=list)
+    #: The versions were judged at the search's now (no ``as_of``): the stale ones are
+    #: outdated. Judged at a past time, the current version ranks below the one true
+    #: then without being called outdated.
+    at_now: bool = True
 
 
 def _chains(
@@ -90,6 +97,25 @@ def _true_version(
     return max(held)[1] if held else None
 
 
+#: Words that ask about the present although the query names a past time.
+_NOW = re.compile(
+    r"\b(?:now|currently|nowadays|these days|at the moment|today)\b|现在|目前|如今", re.I
+)
+
+
+def truth_request(req: SearchRequest, window: TimeWindow | None) -> SearchRequest:
+    """The request whose reference time :func:`plan_truth` judges versions at: ``req``
+    itself, or, when the query names a time wholly in the past and asks nothing about
+    the present ("Where did I live in March?", 我三月份住在哪里？), ``req`` with
+    ``as_of`` the last moment of that time, so the version true then answers (as an
+    explicit ``as_of`` would) and the current one ranks below it."""
+    if window is None or req.as_of is not None or window.end > req.now:
+        return req
+    if _NOW.search(req.query):
+        return req
+    return replace(req, as_of=window.end - timedelta(microseconds=1))
+
+
 def plan_truth(
     store: SQLStore,
     req: SearchRequest,
@@ -100,7 +126,7 @@ def plan_truth(
     """Find the chains of fact versions the candidates touch, add each chain's true
     version (its fact record and source messages, where ``may_return``) to ``cands``,
     and return what :func:`apply_truth` orders after scoring."""
-    plan = TruthPlan()
+    plan = TruthPlan(at_now=req.as_of is None)
     if not links or not cands.rowids:
         return plan
     versions = store.fact_versions(req.scope.user_id)
@@ -185,7 +211,8 @@ def apply_truth(
     """Order each chain's true version above its stale ones, in place on ``scores``
     (arrays in ``rowids`` order): the true members' ``final`` becomes at least the best
     stale member's (``truth`` in the breakdown records the lift), the stale members'
-    at most ``(1 - penalty)`` of the best true member's (``outdated`` becomes 1)."""
+    at most ``(1 - penalty)`` of the best true member's (``outdated`` becomes 1 when the
+    plan judged them at now)."""
     if not plan.groups:
         return
     index = {rid: i for i, rid in enumerate(rowids)}
@@ -205,7 +232,7 @@ def apply_truth(
         cap = float(final[t].max()) * (1.0 - penalty)
         for i in s:
             final[i] = min(float(final[i]), cap)
-            if outdated is not None:
+            if outdated is not None and plan.at_now:
                 outdated[i] = 1.0
     scores["truth"] = lift
 
