@@ -50,6 +50,13 @@ PHRASES: dict[str, tuple[datetime | None, str]] = {
     "上个月": (d(2024, 4, 15), "kayaking"),
     "in March": (NOW, "kayaking"),
     "三月": (NOW, "kayaking"),
+    # Weekdays: "last" names the previous calendar week's, "this" the current week's.
+    "last Monday": (d(2024, 5, 15), "skating"),
+    "上周一": (d(2024, 5, 15), "skating"),
+    "this Monday": (NOW, "skating"),
+    "这周一": (NOW, "skating"),
+    "last Wednesday": (d(2024, 5, 15), "surfing"),
+    "上星期三": (d(2024, 5, 15), "surfing"),
     # Asked in January: the most recent March is last year's.
     "in March ": (d(2024, 1, 20), "sailing"),
     "三月 ": (d(2024, 1, 20), "sailing"),

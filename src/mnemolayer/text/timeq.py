@@ -141,6 +141,10 @@ def _named_month(ref: datetime, month: int) -> tuple[datetime, datetime]:
     return start, _month_start(year, month + 1)
 
 
+#: Weekday names (English by their first three letters, Monday first; Chinese 一…日).
+_WEEKDAYS_EN = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_WEEKDAY_EN = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_WEEKDAYS_ZH = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6}
 _COUNT_EN = r"(\d{1,3}|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fourteen|thirty|couple\s+of|few)"
 _COUNT_ZH = r"(\d{1,3}|[一二两三四五六七八九十]{1,3})"
 _FULLMONTHS = "|".join(m for m in MONTHS if m != "may")  # "may" alone is a verb
@@ -179,6 +183,11 @@ def _resolve(kind: str, m: re.Match[str], ref: datetime) -> tuple[datetime, date
         if n is None or n < 1:
             return None
         return ref - timedelta(weeks=n), ref + timedelta(microseconds=1)
+    if kind in ("weekday_en", "weekday_zh"):
+        which, name = m.group(1).lower(), m.group(2).lower()
+        day = _WEEKDAYS_EN.index(name[:3]) if kind == "weekday_en" else _WEEKDAYS_ZH[name]
+        monday, _ = _week(ref, 1 if which in ("last", "上") else 0)
+        return monday + day * one, monday + (day + 1) * one
     if kind == "this_week":
         return _week(ref, 0)
     if kind == "last_week":
@@ -234,6 +243,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"{_COUNT_ZH}(?:个)?(?:周|星期|礼拜)(?:以)?前"), "weeks_ago_zh"),
     (re.compile(rf"\b{_COUNT_EN}\s+months?\s+ago\b", _EN), "months_ago_en"),
     (re.compile(rf"{_COUNT_ZH}个月(?:以)?前"), "months_ago_zh"),
+    (re.compile(rf"\b(?:on\s+)?(last|this)\s+({_WEEKDAY_EN})\b", _EN), "weekday_en"),
+    (re.compile(r"(上|这|本)(?:个)?(?:周|星期|礼拜)([一二三四五六日天])"), "weekday_zh"),
     (re.compile(r"\b(?:during\s+|in\s+)?this\s+week\b", _EN), "this_week"),
     (re.compile(r"这周|本周|这个?星期|这个?礼拜"), "this_week"),
     (
