@@ -133,3 +133,10 @@ def test_a_month_with_its_day_names_a_day_not_the_month(query: str) -> None:
 def test_a_month_alone_or_with_its_year_is_still_the_month(query: str, start: datetime) -> None:
     w = time_window(query, WED)
     assert w is not None and w.start == start
+
+
+def test_a_weekday_beside_a_written_out_day_is_left_to_that_day() -> None:
+    ref = datetime(2024, 7, 17, 10, tzinfo=UTC)  # a Wednesday
+    assert time_window("What did Joanna finish last Friday on 23 January, 2022?", ref) is None
+    week = time_window("What did I do last Friday?", ref)
+    assert week is not None and (week.start.day, week.end.day) == (12, 13)

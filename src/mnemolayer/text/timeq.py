@@ -19,6 +19,8 @@ Monday, ISO 8601):
 "N days ago" / N天前                                 ``[d-N, d-N+1)``
 "this week" / 这周, 本周, 这个星期                     ``[monday, monday+7)``
 "last week" / 上周, 上个星期, 上礼拜                   ``[monday-7, monday)``
+"last Monday" / 上周一; "this Monday" / 这周一         that day of last week; of this week
+                                                    (not when the query writes out a day)
 "N weeks ago" / N周前, N个星期前                      the week ``N`` weeks before this one
 "the past N days", "last N days" / 过去N天, 最近N天    ``[ref - N days, ref]``
 "this month" / 这个月, 本月; "last month" / 上个月     the calendar month; the one before
@@ -43,6 +45,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from mnemolayer.text.dayrefs import named_days
 from mnemolayer.text.months import MONTHS, month_number
 
 __all__ = ["TimeWindow", "time_window"]
@@ -310,6 +313,10 @@ def _day_date(query: str, m: re.Match[str]) -> bool:
 
 
 def _usable(query: str, m: re.Match[str], kind: str) -> bool:
+    if kind in ("weekday_en", "weekday_zh") and named_days(query):
+        # "last Friday on 23 January, 2022": the weekday is that day's, not the clock's;
+        # the named day decides (mnemolayer.retrieval.named_time).
+        return False
     return not _bound(query, m.start()) and not (kind == "month_en" and _day_date(query, m))
 
 

@@ -107,6 +107,8 @@ def _h_new_job(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     org = _employer(at.group("o")) if at else None
     if org and org not in _KNOWN_PLACES:
         return [_Hit("works_at", org, entity="organization", confidence=0.85, timing="past")]
+    if at is not None and not tail.lstrip().casefold().startswith("in"):
+        return _h_works_at(at, ctx)  # "a job at the bakery": a common noun as employer
     return []
 
 
@@ -154,6 +156,15 @@ def _h_works_at(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
         if bare and len(bare.split()) <= 4 and bare.casefold() not in ("moment", "same time"):
             return [_Hit("works_at", bare, confidence=0.7)]
     return []
+
+
+def _h_started_as(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    """A new job and its employer: "I started as a librarian at the university library"."""
+    employer = re.match(r"(?P<o>.+)", m.group("o"), re.S)
+    hits = _h_works_at(employer, ctx) if employer else []
+    if not hits:
+        return []
+    return hits + [h for h in _job_hits(m.group("j"), require_known=False) if h.predicate == "job"]
 
 
 def _h_joined(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
