@@ -52,6 +52,8 @@ U = SELF
 
 IDENTITY = [
     ("我叫李明", {(U, "name", "李明")}),
+    ("我搬家到上海了", {(U, "lives_in", "上海")}),
+    ("我们搬到了上海", {(U, "lives_in", "上海")}),  # the speaker moved too
     ("我的名字是王小红", {(U, "name", "王小红")}),
     ("你好，我叫张曼婷，很高兴认识你。", {(U, "name", "张曼婷")}),
     ("我是孙悦", {(U, "name", "孙悦")}),
@@ -292,6 +294,8 @@ def test_liking_a_person_pronoun_or_demonstrative_is_no_fact() -> None:
 
 NEGATIONS = [
     ("我不再吃肉了", {(U, "eats", "肉")}),
+    ("我戒咖啡了", {(U, "eats", "咖啡")}),
+    ("我戒掉了奶茶", {(U, "eats", "奶茶")}),
     ("我不吃辣", {(U, "eats", "辣")}),
     ("我已经不住在北京了", {(U, "lives_in", "北京")}),
     ("我不住在上海了", {(U, "lives_in", "上海")}),

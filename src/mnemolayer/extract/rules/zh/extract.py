@@ -142,7 +142,9 @@ def _extract(text: str, speaker: str | None, timestamp: datetime | None) -> Extr
 
 #: Rule groups that hold for 我们 (the speaker did or plans it too); identity and taste
 #: said of a group are not the speaker's own ("我们住在上海" may be the whole family).
-_GROUP_RULES = frozenset({"event", "plan", "pet", "name"})
+#: What a clause with 我们 ("we") may state of the speaker: what they did together,
+#: plans, pets, names, and a move (我们搬到了上海: the speaker moved too).
+_GROUP_RULES = frozenset({"event", "plan", "pet", "name", "move"})
 
 
 def _clause_facts(msg: Message, clause: Clause) -> None:
