@@ -78,6 +78,8 @@ IDENTITY = [
     ("I'm a stay-at-home mom.", {(U, "job", "stay-at-home mom")}),
     ("I'm a 34-year-old accountant from Texas.", {(U, "age", "34"), (U, "job", "accountant"), (U, "from", "Texas")}),
     ("I work at Google.", {(U, "works_at", "Google")}),
+    ("i live in lisbon", {(U, "lives_in", "Lisbon")}),
+    ("i moved to new york last year", {(U, "lives_in", "New York")}),
     ("I started as a librarian at the university library.", {(U, "job", "librarian"), (U, "works_at", "university library")}),
     ("I got a job at the bakery.", {(U, "works_at", "bakery")}),
     ("I just landed a new position with Acme Corp.", {(U, "works_at", "Acme Corp")}),
@@ -1045,3 +1047,8 @@ def test_cluttered_chat_still_gives_its_facts() -> None:
         (U, "plans", "relax and recharge")
     }
     assert triples("I love the outdoors.") == {(U, "likes", "outdoors")}
+
+
+def test_a_lower_case_place_must_be_a_known_one() -> None:
+    for text in ["i live in fear", "i live in a small town", "i live in the paris of the south"]:
+        assert triples(text) == set(), text

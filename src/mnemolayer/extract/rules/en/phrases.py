@@ -21,6 +21,7 @@ from mnemolayer.extract.rules.en.lexicon import (
     _DEMONYMS,
     _GERUND_BASE,
     _GOT_PARTICIPLES,
+    _KNOWN_PLACES,
     _LANGUAGES,
     _LONE_PLAN_VERBS,
     _NOT_OCCUPATION,
@@ -235,7 +236,23 @@ def _place(text: str) -> str | None:
         inner = _proper(m.group("rest"))
         if inner and inner not in _DEMONYMS:
             return inner
+    return _known_lowercase_place(text)
+
+
+def _known_lowercase_place(text: str) -> str | None:
+    """A place named in lower case, as chat often is ("i live in lisbon", "moved to new
+    york"): the first one to three words, capitalised, when their last word is a place
+    :data:`_KNOWN_PLACES` holds ("New York", "Los Angeles", "Lisbon")."""
+    words = re.findall(r"[a-z][a-z'-]*", text.strip().split(",")[0].split(".")[0])[:3]
+    for n in range(len(words), 0, -1):
+        head = [w.capitalize() for w in words[:n]]
+        if head[-1] in _KNOWN_PLACES and (n == 1 or head[0] not in _NOT_PLACE_START):
+            return " ".join(head)
     return None
+
+
+#: Words that cannot begin a lower-case place name ("in the paris of the south").
+_NOT_PLACE_START = frozenset({"The", "A", "An", "My", "Our", "Your", "His", "Her", "Their"})
 
 
 def _org(text: str) -> str | None:
