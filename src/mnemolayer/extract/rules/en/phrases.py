@@ -239,20 +239,19 @@ def _place(text: str) -> str | None:
     return _known_lowercase_place(text)
 
 
+#: What cannot begin a lower-case place name ("in the paris of the south").
+_DETERMINERS = frozenset({"The", "A", "An", "My", "Our", "Your", "His", "Her", "Their"})
+
+
 def _known_lowercase_place(text: str) -> str | None:
-    """A place named in lower case, as chat often is ("i live in lisbon", "moved to new
-    york"): the first one to three words, capitalised, when their last word is a place
-    :data:`_KNOWN_PLACES` holds ("New York", "Los Angeles", "Lisbon")."""
+    """A place in lower case, as chat often writes it ("i live in lisbon", "new york"): the
+    first 1-3 words, capitalised, when the last is in :data:`_KNOWN_PLACES`."""
     words = re.findall(r"[a-z][a-z'-]*", text.strip().split(",")[0].split(".")[0])[:3]
     for n in range(len(words), 0, -1):
         head = [w.capitalize() for w in words[:n]]
-        if head[-1] in _KNOWN_PLACES and (n == 1 or head[0] not in _NOT_PLACE_START):
+        if head[-1] in _KNOWN_PLACES and (n == 1 or head[0] not in _DETERMINERS):
             return " ".join(head)
     return None
-
-
-#: Words that cannot begin a lower-case place name ("in the paris of the south").
-_NOT_PLACE_START = frozenset({"The", "A", "An", "My", "Our", "Your", "His", "Her", "Their"})
 
 
 def _org(text: str) -> str | None:
