@@ -273,13 +273,18 @@ def _complete_pending(mem: Maintenance, p: Pass) -> None:
 # -- the pass --------------------------------------------------------------------------------
 
 
-def _user_pass(mem: Maintenance, user_id: str, now: datetime, dry_run: bool,
-               options: MaintenanceOptions) -> UserMaintenance:  # fmt: skip
-    p = Pass(
+def _pass(mem: Maintenance, user_id: str, now: datetime, dry_run: bool,
+          options: MaintenanceOptions) -> Pass:  # fmt: skip
+    return Pass(
         store=mem.store, semantic=mem.semantic, config=mem.lifecycle, options=options,
         user_id=user_id, now=now, dry_run=dry_run, embedder=mem.embedder,
         report=UserMaintenance(user_id=user_id),
     )  # fmt: skip
+
+
+def _user_pass(mem: Maintenance, user_id: str, now: datetime, dry_run: bool,
+               options: MaintenanceOptions) -> UserMaintenance:  # fmt: skip
+    p = _pass(mem, user_id, now, dry_run, options)
     _expire(p)
     purge_step(p)
     _complete_pending(mem, p)
@@ -427,10 +432,5 @@ class Maintenance:
             for r in records
         )
         if due:
-            p = Pass(
-                store=self.store, semantic=self.semantic, config=self.lifecycle,
-                options=MaintenanceOptions(), user_id=user_id, now=now, dry_run=False,
-                embedder=self.embedder, report=UserMaintenance(user_id=user_id),
-            )  # fmt: skip
-            _expire(p)
+            _expire(_pass(self, user_id, now, False, MaintenanceOptions()))
         return due

@@ -52,22 +52,23 @@ _NOT_FOOD = _set(
 )
 
 
-def _h_eats(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
-    objects = _pref_objects(m.group("o"))
-    first = m.group("o").strip().split()[:1]
-    if not objects or (first and first[0].casefold() in _NOT_FOOD):
+def _foods(text: str) -> list[str]:
+    """The foods or drinks ``text`` names ("coffee and tea"); none when it starts with a
+    word that is no food ("out", "healthy", "lunch")."""
+    first = text.strip().split()[:1]
+    if first and first[0].casefold() in _NOT_FOOD:
         return []
-    return [_Hit("eats", o, confidence=0.85) for o in objects]
+    return _pref_objects(text)
+
+
+def _h_eats(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
+    return [_Hit("eats", o, confidence=0.85) for o in _foods(m.group("o"))]
 
 
 def _h_gave_up(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """ "I quit coffee", "I've given up meat": a habit of eating or drinking ends (a job
     quit is :func:`~mnemolayer.extract.rules.en.identity._h_quit_job`, matched first)."""
-    objects = _pref_objects(m.group("o"))
-    first = m.group("o").strip().split()[:1]
-    if not objects or (first and first[0].casefold() in _NOT_FOOD):
-        return []
-    return [_Hit("eats", o, None, 0.8, "past", True) for o in objects]
+    return [_Hit("eats", o, None, 0.8, "past", True) for o in _foods(m.group("o"))]
 
 
 def _h_likes(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:

@@ -108,7 +108,7 @@ def _h_new_job(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     if org and org not in _KNOWN_PLACES:
         return [_Hit("works_at", org, entity="organization", confidence=0.85, timing="past")]
     if at is not None and not tail.lstrip().casefold().startswith("in"):
-        return _h_works_at(at, ctx)  # "a job at the bakery": a common noun as employer
+        return _employer_hits(at.group("o"))  # "a job at the bakery": a common noun
     return []
 
 
@@ -140,7 +140,12 @@ _EMPLOYER_NOUNS = _set(
 def _h_works_at(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """An employer: "I work at Google (as an engineer)", "…for a startup called
     Brightloop"."""
-    target = m.group("o")
+    return _employer_hits(m.group("o"))
+
+
+def _employer_hits(target: str) -> list[_Hit]:
+    """:func:`_h_works_at` of the text after "at" / "for": a named employer (and the role
+    after "as"), else a short common noun phrase ("the bakery")."""
     org = _employer(target)
     if org:
         hits = [_Hit("works_at", org, entity="organization", confidence=0.9)]
@@ -160,8 +165,7 @@ def _h_works_at(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
 
 def _h_started_as(m: re.Match[str], ctx: _Ctx) -> list[_Hit]:
     """A new job and its employer: "I started as a librarian at the university library"."""
-    employer = re.match(r"(?P<o>.+)", m.group("o"), re.S)
-    hits = _h_works_at(employer, ctx) if employer else []
+    hits = _employer_hits(m.group("o"))
     if not hits:
         return []
     return hits + [h for h in _job_hits(m.group("j"), require_known=False) if h.predicate == "job"]
